@@ -1,0 +1,24 @@
+"""posenc: the sinusoidal positional encoding of Transformers (Vaswani et al. 2017, section 3.5).
+
+The package behind the course "Positional Encoding, from Sines to Layers".
+
+- :func:`positional_encoding`: the vectorized NumPy matrix ``(seq_len, d_model)``.
+- :func:`positional_encoding_loop`: the same values from plain Python loops.
+- :func:`angular_frequencies`: the frequency of every column.
+- :func:`shift_matrix`: the linear map taking PE(pos) to PE(pos + k).
+- ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
+- ``posenc.tensorflow``: a Keras layer (imports TensorFlow).
+- ``posenc.plot``: the course's figures (imports matplotlib).
+
+Importing ``posenc`` itself imports NumPy only.
+"""
+
+from .encoding import (
+    angular_frequencies,
+    positional_encoding,
+    positional_encoding_loop,
+    shift_matrix,
+)
+
+__all__ = ["angular_frequencies", "positional_encoding", "positional_encoding_loop", "shift_matrix"]
+__version__ = "0.1.0"

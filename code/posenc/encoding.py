@@ -1,0 +1,175 @@
+"""The sinusoidal positional encoding in NumPy: a naive loop version and a vectorized one.
+
+Formula (Vaswani et al. 2017, "Attention Is All You Need", section 3.5), for a
+position ``pos`` and a pair index ``i`` with ``0 <= 2i < d_model``::
+
+    PE[pos, 2i]     = sin(pos / base ** (2i / d_model))
+    PE[pos, 2i + 1] = cos(pos / base ** (2i / d_model))
+
+with ``base = 10000`` in the paper. Column ``j`` belongs to pair ``i = j // 2``; even
+columns hold sines and odd columns cosines (the interleaved layout of the paper). For an
+odd ``d_model`` the last column is a sine whose cosine partner does not exist.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import check_base, check_float_dtype, check_int
+
+
+def angular_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Angular frequency of every column of the encoding, in radians per position.
+
+    Args:
+        d_model: width of the encoding, an ``int >= 1``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(d_model,)``, dtype ``float64``: entry ``j`` is
+        ``base ** (-2 * (j // 2) / d_model)``. Columns ``2i`` and ``2i + 1`` share a
+        frequency. The wavelength of column ``j``, in positions, is ``2 * pi`` divided
+        by this value; it grows geometrically from ``2 * pi`` towards ``2 * pi * base``.
+
+    Raises:
+        TypeError: ``d_model`` is not an integer or ``base`` is not a real number.
+        ValueError: ``d_model < 1`` or ``base`` is not finite and > 0.
+
+    Source: Vaswani et al. 2017, section 3.5.
+    """
+    d_model = check_int("d_model", d_model, minimum=1)
+    base = check_base(base)
+    pair_index = np.arange(d_model) // 2
+    return np.power(base, -2.0 * pair_index / d_model)
+
+
+def positional_encoding(
+    seq_len: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    offset: int = 0,
+    dtype=np.float64,
+) -> np.ndarray:
+    """Sinusoidal positional encoding matrix, vectorized with NumPy broadcasting.
+
+    Args:
+        seq_len: number of positions (rows), an ``int >= 0``.
+        d_model: width of the encoding (columns), an ``int >= 1``; odd widths are allowed.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        offset: position of the first row, an ``int >= 0``: row ``r`` encodes position
+            ``offset + r``. Useful when decoding one token at a time.
+        dtype: a NumPy floating-point dtype for the result. Angles are always computed
+            in ``float64`` and cast once at the end.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(seq_len, d_model)`` and the requested dtype, with
+        ``PE[r, j] = sin((offset + r) * w_j)`` for even ``j`` and ``cos((offset + r) * w_j)``
+        for odd ``j``, where ``w_j = base ** (-2 * (j // 2) / d_model)``. Every value
+        lies in ``[-1, 1]``. ``seq_len == 0`` gives an empty ``(0, d_model)`` array.
+
+    Raises:
+        TypeError: an integer argument is not an integer, ``base`` is not a real
+            number, or ``dtype`` is not a floating-point dtype.
+        ValueError: ``seq_len`` or ``offset`` is negative, ``d_model < 1``, or
+            ``base`` is not finite and > 0.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
+    """
+    seq_len = check_int("seq_len", seq_len)
+    offset = check_int("offset", offset)
+    dtype = check_float_dtype(dtype)
+    frequencies = angular_frequencies(d_model, base=base)[0::2]  # one per (sin, cos) pair
+    positions = np.arange(offset, offset + seq_len, dtype=np.float64)
+    angles = positions[:, np.newaxis] * frequencies[np.newaxis, :]  # (seq_len, ceil(d/2))
+    pe = np.empty((seq_len, d_model), dtype=np.float64)
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return pe.astype(dtype, copy=False)
+
+
+def positional_encoding_loop(
+    seq_len: int, d_model: int, *, base: float = 10000.0
+) -> np.ndarray:
+    """Sinusoidal positional encoding computed one entry at a time with plain Python loops.
+
+    The teaching version: it follows the formula literally and is slow (one Python-level
+    step per entry). It returns the same values as :func:`positional_encoding`.
+
+    Args:
+        seq_len: number of positions (rows), an ``int >= 0``.
+        d_model: width of the encoding (columns), an ``int >= 1``; odd widths are allowed.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(seq_len, d_model)``, dtype ``float64``.
+
+    Raises:
+        TypeError: ``seq_len`` or ``d_model`` is not an integer, or ``base`` is not a
+            real number.
+        ValueError: ``seq_len < 0``, ``d_model < 1``, or ``base`` is not finite and > 0.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
+    """
+    seq_len = check_int("seq_len", seq_len)
+    d_model = check_int("d_model", d_model, minimum=1)
+    base = check_base(base)
+    pe = np.zeros((seq_len, d_model))
+    for pos in range(seq_len):
+        for j in range(d_model):
+            i = j // 2  # columns 2i and 2i + 1 share one frequency
+            angle = pos / base ** (2 * i / d_model)
+            if j % 2 == 0:
+                pe[pos, j] = math.sin(angle)
+            else:
+                pe[pos, j] = math.cos(angle)
+    return pe
+
+
+def shift_matrix(k: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """The linear map that moves every encoding vector ``k`` positions along.
+
+    For every position ``pos`` (with ``pos + k >= 0``)::
+
+        positional_encoding(...)[pos + k] == shift_matrix(k, d_model) @ positional_encoding(...)[pos]
+
+    up to rounding. The matrix is block diagonal: for pair ``i`` with angular frequency
+    ``w_i`` its 2 x 2 block is the rotation ``[[cos(k w_i), sin(k w_i)], [-sin(k w_i),
+    cos(k w_i)]]`` acting on ``(sin, cos)``, from the angle-addition identities. It does
+    not depend on ``pos``: this is the property Vaswani et al. (2017, section 3.5) give
+    for choosing sinusoids ("PE_{pos+k} can be represented as a linear function of PE_pos").
+
+    Args:
+        k: the shift in positions, any ``int`` (negative shifts move backwards).
+        d_model: width of the encoding, an even ``int >= 2``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(d_model, d_model)``, dtype ``float64``, orthogonal.
+
+    Raises:
+        TypeError: ``k`` or ``d_model`` is not an integer, or ``base`` is not a real number.
+        ValueError: ``d_model`` is not even and >= 2 (with an odd width the last column is
+            a sine with no cosine partner, and no fixed linear map gives
+            ``sin((pos + k) w)`` from the other columns for every ``pos``), or ``base`` is
+            not finite and > 0.
+
+    Source: Vaswani et al. 2017, section 3.5; the construction follows from
+    ``sin(a + b) = sin a cos b + cos a sin b`` and ``cos(a + b) = cos a cos b - sin a sin b``.
+    """
+    k = check_int("k", k, minimum=None)
+    d_model = check_int("d_model", d_model, minimum=1)
+    if d_model % 2:
+        raise ValueError(
+            f"shift_matrix needs an even d_model (pairs of sine and cosine), got {d_model}"
+        )
+    angles = k * angular_frequencies(d_model, base=base)[0::2]
+    cos, sin = np.cos(angles), np.sin(angles)
+    matrix = np.zeros((d_model, d_model))
+    matrix[0::2, 0::2] = np.diag(cos)
+    matrix[0::2, 1::2] = np.diag(sin)
+    matrix[1::2, 0::2] = np.diag(-sin)
+    matrix[1::2, 1::2] = np.diag(cos)
+    return matrix

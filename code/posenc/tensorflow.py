@@ -1,0 +1,148 @@
+"""Sinusoidal positional encoding for TensorFlow: a tensor factory and a Keras 3 layer.
+
+Importing this module imports TensorFlow. It first sets ``TF_CPP_MIN_LOG_LEVEL=2``
+(unless already set) so TensorFlow's C++ start-up messages do not clutter notebooks.
+The values come from :func:`posenc.positional_encoding` (angles in float64, cast once).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from ._validate import check_base, check_fits, check_int, check_width  # noqa: E402
+from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
+
+
+def positional_encoding(
+    seq_len: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    offset: int = 0,
+    dtype=tf.float32,
+) -> tf.Tensor:
+    """Sinusoidal positional encoding as a constant ``tf.Tensor``.
+
+    Args:
+        seq_len: number of positions (rows), an ``int >= 0``.
+        d_model: width of the encoding, an ``int >= 1``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        offset: position of the first row, an ``int >= 0``.
+        dtype: a floating-point ``tf.DType`` or its name (default ``tf.float32``).
+
+    Returns:
+        ``tf.Tensor`` of shape ``(seq_len, d_model)``; row ``r`` encodes position
+        ``offset + r``. See :func:`posenc.positional_encoding` for the formula.
+
+    Raises:
+        TypeError: wrong argument types, or ``dtype`` is not a floating-point dtype.
+        ValueError: negative ``seq_len``/``offset``, ``d_model < 1``, bad ``base``.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
+    """
+    dtype = tf.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise TypeError(f"dtype must be a floating-point dtype, got {dtype.name}")
+    table = _numpy_positional_encoding(seq_len, d_model, base=base, offset=offset)
+    return tf.constant(table, dtype=dtype)
+
+
+@keras.saving.register_keras_serializable(package="posenc")
+class PositionalEncoding(keras.layers.Layer):
+    """Keras layer that adds the sinusoidal positional encoding to its input (batch first).
+
+    ``d_model`` is read from the last dimension of the input when the layer is built;
+    the table of ``max_len`` positions is then computed once (in float64, cast to the
+    layer's compute dtype). It holds no weights.
+
+    Args:
+        max_len: number of positions in the table, an ``int >= 0``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        dropout: rate of the dropout applied to the sum, in ``[0, 1]``; active only
+            when the layer is called with ``training=True`` (e.g. inside ``fit``).
+        **layer_kwargs: passed to ``keras.layers.Layer`` (``name``, ``dtype``, ...).
+
+    Shapes:
+        ``call(inputs, offset=0)``: ``inputs`` of shape ``(..., seq_len, d_model)``,
+        floating-point. The result has the same shape and dtype:
+        ``dropout(inputs + PE[offset : offset + seq_len])``.
+
+    Raises:
+        TypeError, ValueError: bad constructor arguments, an input whose last
+            dimension is unknown, or a bad input to ``call`` (see :meth:`call`).
+
+    Source: Vaswani et al. 2017, section 3.5 (encoding, and dropout on the sum in 5.4).
+    """
+
+    def __init__(self, max_len: int = 5000, *, base: float = 10000.0, dropout: float = 0.0,
+                 **layer_kwargs) -> None:
+        super().__init__(**layer_kwargs)
+        self.max_len = check_int("max_len", max_len)
+        self.base = check_base(base)
+        self.rate = float(dropout)
+        self.dropout_layer = keras.layers.Dropout(self.rate)
+        self.supports_masking = True
+
+    def build(self, input_shape) -> None:
+        """Read ``d_model`` from ``input_shape[-1]`` and compute the table.
+
+        Raises:
+            ValueError: the input has fewer than 2 dimensions or an unknown last dimension.
+        """
+        if len(input_shape) < 2 or input_shape[-1] is None:
+            raise ValueError(
+                "PositionalEncoding expects inputs of shape (..., seq_len, d_model) with a "
+                f"known d_model, got shape {tuple(input_shape)}"
+            )
+        self.d_model = check_int("d_model", int(input_shape[-1]), minimum=1)
+        self.pe = positional_encoding(self.max_len, self.d_model, base=self.base,
+                                      dtype=self.compute_dtype)
+
+    def call(self, inputs, offset: int = 0, training=None):
+        """Return ``dropout(inputs + PE[offset : offset + seq_len])``.
+
+        Args:
+            inputs: floating-point tensor of shape ``(..., seq_len, d_model)``.
+            offset: position of the first row, a Python ``int >= 0``.
+            training: Keras' training flag (dropout is applied only when true).
+
+        Returns:
+            Tensor of the same shape and dtype as ``inputs``.
+
+        Raises:
+            TypeError: ``inputs`` is not floating-point, or ``offset`` is not an int.
+            ValueError: the last dimension is not ``d_model``, or the positions do not
+                fit in the table (``offset + seq_len > max_len``).
+        """
+        if not inputs.dtype.is_floating:
+            raise TypeError(
+                f"inputs must be a floating-point tensor, got dtype {inputs.dtype.name}"
+            )
+        offset = check_int("offset", offset)
+        check_width(self.d_model, inputs.shape[-1])
+        seq_len = inputs.shape[-2]
+        if seq_len is not None:  # known now: check in Python for a clear message
+            check_fits(offset, seq_len, self.max_len)
+        else:  # unknown until run time (e.g. a functional model with shape (None, d))
+            seq_len = tf.shape(inputs)[-2]
+            tf.debugging.assert_less_equal(
+                offset + seq_len, self.max_len,
+                message="positions do not fit in the PositionalEncoding table; "
+                        "build it with a larger max_len",
+            )
+        pe = tf.cast(self.pe[offset : offset + seq_len], inputs.dtype)
+        return self.dropout_layer(inputs + pe, training=training)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self) -> dict:
+        """The constructor arguments, for saving: ``max_len``, ``base``, ``dropout``."""
+        config = super().get_config()
+        config.update({"max_len": self.max_len, "base": self.base, "dropout": self.rate})
+        return config
