@@ -85,7 +85,7 @@ class PositionalEncoding(keras.layers.Layer):
         self.max_len = check_int("max_len", max_len)
         self.base = check_base(base)
         self.rate = float(dropout)
-        self.dropout_layer = keras.layers.Dropout(self.rate)
+        self.dropout_layer = keras.layers.Dropout(self.rate, dtype=self.dtype_policy)
         self.supports_masking = True
 
     def build(self, input_shape) -> None:
