@@ -81,7 +81,7 @@ def plot_positions(pe, positions, *, ax=None,
     ax.set_xlabel("dimension index j")
     ax.set_ylabel("PE[pos, j]")
     ax.set_ylim(-1.1, 1.1)
-    ax.legend(loc="lower right")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes, off the curves
     return ax
 
 
@@ -110,5 +110,5 @@ def plot_dimensions(pe, dims, *, ax=None, title: str = "A few dimensions across 
     ax.set_xlabel("position pos")
     ax.set_ylabel("PE[pos, j]")
     ax.set_ylim(-1.1, 1.1)
-    ax.legend(loc="lower right")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes, off the curves
     return ax

@@ -69,8 +69,9 @@ class PositionalEncoding(keras.layers.Layer):
 
     Shapes:
         ``call(inputs, offset=0)``: ``inputs`` of shape ``(..., seq_len, d_model)``,
-        floating-point. The result has the same shape and dtype:
-        ``dropout(inputs + PE[offset : offset + seq_len])``.
+        floating-point. The result has the same shape, in the layer's compute dtype
+        (Keras casts floating inputs to it: float32 by default, float16 under a
+        ``mixed_float16`` policy): ``dropout(inputs + PE[offset : offset + seq_len])``.
 
     Raises:
         TypeError, ValueError: bad constructor arguments, an input whose last
@@ -112,7 +113,7 @@ class PositionalEncoding(keras.layers.Layer):
             training: Keras' training flag (dropout is applied only when true).
 
         Returns:
-            Tensor of the same shape and dtype as ``inputs``.
+            Tensor of the same shape as ``inputs``, in the layer's compute dtype.
 
         Raises:
             TypeError: ``inputs`` is not floating-point, or ``offset`` is not an int.
