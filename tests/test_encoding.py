@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc import angular_frequencies, positional_encoding, positional_encoding_loop, shift_matrix
+from posenc.encoding import float32_round_to_odd
 
 from reference import exact_encoding
 
@@ -38,6 +39,16 @@ def test_worked_example(encode):
 def test_against_exact_formula(encode, d_model, base):
     expected = exact_encoding(range(20), d_model, base)
     np.testing.assert_allclose(encode(20, d_model, base=base), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("d_model", [1024, 1023, 2])
+@pytest.mark.parametrize("dtype, tolerance", [(np.float64, 1e-9), (np.float32, 1e-7)])
+def test_accuracy_at_long_context(d_model, dtype, tolerance):
+    """Positions near 10**6, across several blocks: the accuracy targets of the package."""
+    offset, seq_len, every = 10**6 - 150, 150, 7
+    got = positional_encoding(seq_len, d_model, offset=offset, dtype=dtype)[::every]
+    expected = exact_encoding(range(offset, offset + seq_len, every), d_model)
+    assert np.abs(got.astype(np.float64) - expected).max() <= tolerance
 
 
 def test_offset_rows_are_later_positions():
@@ -133,7 +144,7 @@ def test_numpy_integers_are_accepted():
 
 
 widths = st.integers(min_value=1, max_value=64)
-lengths = st.integers(min_value=0, max_value=64)
+lengths = st.integers(min_value=0, max_value=300)  # several blocks of BLOCK_ROWS rows
 offsets = st.integers(min_value=0, max_value=10**6)
 bases = st.floats(min_value=1.5, max_value=1e5)
 
@@ -161,8 +172,27 @@ def test_rotation_property(half_width, base, k, pos):
     np.testing.assert_allclose(shift_matrix(k, d_model, base=base) @ rows, moved, atol=1e-9)
 
 
-@given(seq_len=st.integers(0, 12), d_model=st.integers(1, 12), base=bases)
+@given(seq_len=st.integers(0, 150), d_model=st.integers(1, 12), base=bases)
 def test_loop_equals_vectorized(seq_len, d_model, base):
     np.testing.assert_allclose(positional_encoding_loop(seq_len, d_model, base=base),
                                positional_encoding(seq_len, d_model, base=base),
                                rtol=0, atol=1e-13)
+
+
+def test_round_to_odd_then_nearest_is_nearest():
+    # 1 + 2**-11 + 2**-40 lies just above the midpoint of two float16 values: nearest is the
+    # upper one, but a plain float32 rounding drops the 2**-40 and a second rounding to
+    # float16 then breaks the tie to the even (lower) one.
+    x = np.array([1 + 2.0**-11 + 2.0**-40, -(1 + 2.0**-11 + 2.0**-40), 0.5, 0.0])
+    assert x.astype(np.float32).astype(np.float16)[0] == 1.0  # the double-rounding trap
+    twice = float32_round_to_odd(x).astype(np.float16)
+    np.testing.assert_array_equal(twice, [1 + 2.0**-10, -(1 + 2.0**-10), 0.5, 0.0])
+
+
+@given(st.floats(min_value=-1, max_value=1))
+def test_round_to_odd_is_exact_or_odd(value):
+    odd = float32_round_to_odd(np.array([value]))
+    if float(odd[0]) != value:  # inexact: last bit set, within one float32 step of the value
+        assert odd.view(np.uint32)[0] & 1 == 1
+        assert abs(float(odd[0]) - value) <= float(np.spacing(np.abs(odd[0])))
+        assert np.sign(odd[0]) in (np.sign(value), 0)

@@ -80,17 +80,3 @@ def check_width(d_model: int, last_dim: int) -> None:
             f"input's last dimension is {last_dim} but this positional encoding "
             f"has d_model={d_model}; they must be equal"
         )
-
-
-def check_fits(offset: int, seq_len: int, max_len: int) -> None:
-    """Check that positions ``offset .. offset + seq_len - 1`` lie in a table of ``max_len`` rows.
-
-    Raises:
-        ValueError: ``offset + seq_len > max_len``.
-    """
-    if offset + seq_len > max_len:
-        raise ValueError(
-            f"positions {offset}..{offset + seq_len - 1} do not fit in the table of "
-            f"max_len={max_len} positions (offset={offset}, seq_len={seq_len}); "
-            f"build the encoding with a larger max_len"
-        )

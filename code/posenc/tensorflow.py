@@ -14,7 +14,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from ._validate import check_base, check_fits, check_int, check_width  # noqa: E402
+from ._validate import check_base, check_int, check_width  # noqa: E402
+from .encoding import angular_frequencies, float32_round_to_odd  # noqa: E402
 from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
 
 
@@ -37,7 +38,8 @@ def positional_encoding(
 
     Returns:
         ``tf.Tensor`` of shape ``(seq_len, d_model)``; row ``r`` encodes position
-        ``offset + r``. See :func:`posenc.positional_encoding` for the formula.
+        ``offset + r``. See :func:`posenc.positional_encoding` for the formula. Every
+        entry is the value of ``dtype`` nearest to the float64 result (bfloat16 included).
 
     Raises:
         TypeError: wrong argument types, or ``dtype`` is not a floating-point dtype.
@@ -49,7 +51,22 @@ def positional_encoding(
     if not dtype.is_floating:
         raise TypeError(f"dtype must be a floating-point dtype, got {dtype.name}")
     table = _numpy_positional_encoding(seq_len, d_model, base=base, offset=offset)
+    if dtype.size < 4:  # TensorFlow would go through float32 and could round twice
+        table = float32_round_to_odd(table)
     return tf.constant(table, dtype=dtype)
+
+
+def _encoding_ops(offset, seq_len, d_model: int, base: float, dtype) -> tf.Tensor:
+    """The encoding of positions ``offset .. offset + seq_len - 1`` built from TensorFlow ops.
+
+    For lengths known only when the graph runs (a ``tf.function`` or a functional model
+    with ``seq_len`` None) and longer than the layer's table. Angles in float64, one cast.
+    """
+    frequencies = tf.constant(angular_frequencies(d_model, base=base)[0::2], tf.float64)
+    positions = tf.cast(tf.range(offset, offset + seq_len), tf.float64)
+    angles = positions[:, tf.newaxis] * frequencies[tf.newaxis, :]  # (seq_len, ceil(d/2))
+    pairs = tf.stack([tf.sin(angles), tf.cos(angles)], axis=-1)  # sin, cos side by side
+    return tf.cast(tf.reshape(pairs, [seq_len, -1])[:, :d_model], dtype)
 
 
 @keras.saving.register_keras_serializable(package="posenc")
@@ -57,15 +74,23 @@ class PositionalEncoding(keras.layers.Layer):
     """Keras layer that adds the sinusoidal positional encoding to its input (batch first).
 
     ``d_model`` is read from the last dimension of the input when the layer is built;
-    the table of ``max_len`` positions is then computed once (in float64, cast to the
-    layer's compute dtype). It holds no weights.
+    the table of ``max_len`` positions is then computed once (in float64, rounded once to
+    the layer's compute dtype) and every call only slices and adds. It holds no weights,
+    so saved models store only the constructor arguments (see :meth:`get_config`).
+
+    Longer inputs: when the sequence length is known as the layer is called (eager mode,
+    or a traced function with a fixed shape), a length past ``max_len`` grows the table to
+    at least twice its size. When the length is only known at run time (``seq_len`` None
+    in a ``tf.function`` or a functional model), positions past the table are computed on
+    the fly with TensorFlow ops in float64.
 
     Args:
-        max_len: number of positions in the table, an ``int >= 0``.
+        max_len: number of positions in the table, an ``int >= 0``; it grows as above.
         base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
         dropout: rate of the dropout applied to the sum, in ``[0, 1]``; active only
             when the layer is called with ``training=True`` (e.g. inside ``fit``).
         **layer_kwargs: passed to ``keras.layers.Layer`` (``name``, ``dtype``, ...).
+            ``dtype="float16"`` and a ``mixed_float16`` policy compute in float16.
 
     Shapes:
         ``call(inputs, offset=0)``: ``inputs`` of shape ``(..., seq_len, d_model)``,
@@ -101,8 +126,25 @@ class PositionalEncoding(keras.layers.Layer):
                 f"known d_model, got shape {tuple(input_shape)}"
             )
         self.d_model = check_int("d_model", int(input_shape[-1]), minimum=1)
+        self._compute_table()
+
+    def _compute_table(self) -> None:
         self.pe = positional_encoding(self.max_len, self.d_model, base=self.base,
                                       dtype=self.compute_dtype)
+        self._last_rows = (None, None)  # (offset, seq_len), slice: reused by eager calls
+
+    def _rows(self, offset: int, seq_len: int):
+        """Rows ``offset .. offset + seq_len - 1`` of the table, grown if need be."""
+        if offset + seq_len > self.max_len:
+            self.max_len = max(offset + seq_len, 2 * self.max_len)
+            self._compute_table()
+        if not tf.executing_eagerly():  # a graph being traced keeps its own slice op
+            return self.pe[offset : offset + seq_len]
+        key, rows = self._last_rows
+        if key != (offset, seq_len):
+            rows = self.pe[offset : offset + seq_len]
+            self._last_rows = ((offset, seq_len), rows)
+        return rows
 
     def call(self, inputs, offset: int = 0, training=None):
         """Return ``dropout(inputs + PE[offset : offset + seq_len])``.
@@ -117,8 +159,7 @@ class PositionalEncoding(keras.layers.Layer):
 
         Raises:
             TypeError: ``inputs`` is not floating-point, or ``offset`` is not an int.
-            ValueError: the last dimension is not ``d_model``, or the positions do not
-                fit in the table (``offset + seq_len > max_len``).
+            ValueError: the last dimension of ``inputs`` is not ``d_model``.
         """
         if not inputs.dtype.is_floating:
             raise TypeError(
@@ -127,17 +168,19 @@ class PositionalEncoding(keras.layers.Layer):
         offset = check_int("offset", offset)
         check_width(self.d_model, inputs.shape[-1])
         seq_len = inputs.shape[-2]
-        if seq_len is not None:  # known now: check in Python for a clear message
-            check_fits(offset, seq_len, self.max_len)
-        else:  # unknown until run time (e.g. a functional model with shape (None, d))
+        if seq_len is not None:  # known now: slice the table, grown if need be
+            pe = self._rows(offset, seq_len)
+        else:  # known only at run time: slice the table, or compute what it lacks
             seq_len = tf.shape(inputs)[-2]
-            tf.debugging.assert_less_equal(
-                offset + seq_len, self.max_len,
-                message="positions do not fit in the PositionalEncoding table; "
-                        "build it with a larger max_len",
+            pe = tf.cond(
+                offset + seq_len <= self.max_len,
+                lambda: self.pe[offset : offset + seq_len],
+                lambda: _encoding_ops(offset, seq_len, self.d_model, self.base, self.pe.dtype),
             )
-        pe = tf.cast(self.pe[offset : offset + seq_len], inputs.dtype)
-        return self.dropout_layer(inputs + pe, training=training)
+        outputs = inputs + tf.cast(pe, inputs.dtype)
+        if training and self.rate > 0:
+            outputs = self.dropout_layer(outputs, training=training)
+        return outputs
 
     def compute_output_shape(self, input_shape):
         return input_shape

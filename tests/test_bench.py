@@ -1,0 +1,31 @@
+"""posenc.bench: the benchmark runs and prints its table (speed itself is not tested)."""
+
+import numpy as np
+
+import posenc
+from posenc import bench
+
+TINY = ["--seq-len", "70", "--d-model", "9", "--loop-size", "4", "--batch", "2",
+        "--layer-seq-len", "5", "--layer-d-model", "8", "--repeat", "2", "--number", "1"]
+
+
+def test_textbook_baseline_is_the_same_encoding():
+    np.testing.assert_allclose(bench.textbook_encoding(70, 9),
+                               posenc.positional_encoding(70, 9, dtype=np.float32), atol=1e-7)
+
+
+def test_prints_one_row_per_comparison(capsys):
+    rows = bench.main(TINY)
+    names = [name for name, _, _ in rows]
+    assert names == ["loops / vectorized", "textbook / posenc", "PyTorch module / bare add",
+                     "PyTorch module / bare add", "Keras layer / bare tf.add"]
+    assert all(a > 0 and b > 0 and ratio > 0 for _, _, (a, b, ratio) in rows)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[:3] == ["comparison", "A", "/"]
+    assert len(printed) == 2 + len(rows)
+    assert "(2, 5, 8) bfloat16" in printed[5]
+
+
+def test_numpy_only(capsys):
+    rows = bench.main(TINY + ["--frameworks", "none"])
+    assert [name for name, _, _ in rows] == ["loops / vectorized", "textbook / posenc"]
