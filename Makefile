@@ -1,4 +1,4 @@
-# Two commands for readers and CI: `make book` and `make test`.
+# Two commands for readers and CI: `make book` and `make test` (`make serve` previews the site).
 # Both create the virtual environment .venv from requirements.txt when it is missing
 # or older than requirements.txt / pyproject.toml.
 
@@ -7,11 +7,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HTML   := _build/html/index.html
+PORT   ?= 8000
 
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test lab clean
+.PHONY: book test serve lab clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +26,11 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval
+
+# Build, then serve the site on this machine only: http://127.0.0.1:$(PORT)/ (Ctrl-C stops it).
+serve: book
+	@echo "Serving _build/html at http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book

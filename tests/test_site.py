@@ -1,0 +1,455 @@
+"""The built website, read the way a reader reads it: in a real browser (headless Chromium).
+
+The fixtures build the book when its HTML is missing or older than its sources, serve it on a
+loopback port with Python's http.server, and drive Debian's Chromium with Playwright. Each page
+of _toc.yml is loaded once per viewport and what the browser saw is kept in a report that the
+tests below read, so a failure names the page and the check.
+
+Environment variables:
+  POSENC_REQUIRE_BROWSER=1  turn "Chromium or Playwright is missing" skips into failures
+                            (.ci/run sets it, so CI always runs these tests)
+  POSENC_CHROMIUM           the browser executable (default /usr/bin/chromium)
+  POSENC_BOOK_OUTPUT        the folder that holds _build/ (default: the repository root), i.e.
+                            jupyter-book's --path-output; screenshots go to its _build/screenshots
+"""
+
+import functools
+import http.server
+import os
+import posixpath
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+import pytest
+import yaml
+from sphinx_external_toc.parsing import parse_toc_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT)) / "_build"
+HTML = BUILD / "html"
+SCREENSHOTS = BUILD / "screenshots"
+CHROMIUM = Path(os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium"))
+REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER") == "1"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update"]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+def _reading_order(site_map, docname):
+    """Yield the documents of the table of contents in reading order (depth first)."""
+    yield docname
+    for child in site_map[docname].child_files():
+        yield from _reading_order(site_map, child)
+
+
+SITE_MAP = parse_toc_yaml(str(ROOT / "_toc.yml"))
+PAGES = list(_reading_order(SITE_MAP, SITE_MAP.root.docname))
+SCREENSHOT_PAGE = PAGES[1]  # the first chapter after the introduction
+# Raw TeX delimiters that must not survive in the visible text once MathJax has run.
+RAW_TEX = ("$$", "\\(", "\\)", "\\[", "\\]", "\\begin{")
+
+
+def _source(docname):
+    """The source file of a page: book/<name>.ipynb or book/<name>.md."""
+    return next(p for p in (ROOT / f"{docname}{s}" for s in (".ipynb", ".md")) if p.exists())
+
+
+def _prose(docname):
+    """The text a page is written in: a markdown file, or a notebook's markdown cells."""
+    source = _source(docname)
+    if source.suffix == ".md":
+        return source.read_text()
+    cells = nbformat.read(source, as_version=4).cells
+    return "\n".join(c.source for c in cells if c.cell_type == "markdown")
+
+
+# --- building and serving ---------------------------------------------------------------------
+
+def _html_is_stale():
+    """True when the HTML is missing or older than a source of the book."""
+    pages = list(HTML.glob("**/*.html"))
+    if not pages:
+        return True
+    built = max(p.stat().st_mtime for p in pages)
+    sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *ROOT.glob("book/**/*")]
+    return any(p.stat().st_mtime > built for p in sources if p.is_file())
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serve files without logging every request to stderr."""
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def base_url():
+    """Build the book if needed, serve _build/html on 127.0.0.1 and yield its URL."""
+    if _html_is_stale():
+        jupyter_book = Path(sys.executable).with_name("jupyter-book")
+        build = subprocess.run(
+            [jupyter_book, "build", ROOT, "-W", "-n", "--keep-going",
+             "--path-output", BUILD.parent], capture_output=True, text=True)
+        if build.returncode:
+            pytest.fail(f"jupyter-book build failed:\n{build.stdout[-3000:]}\n"
+                        f"{build.stderr[-3000:]}")
+    handler = functools.partial(_QuietHandler, directory=HTML)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        server.shutdown()
+        thread.join()
+
+
+def _browser_missing():
+    """Why the browser tests cannot run here, or None if they can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the Python package playwright is not installed (pip install -r requirements.txt)"
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set POSENC_CHROMIUM)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright; skip (or fail, in CI) when missing."""
+    missing = _browser_missing()
+    if missing and REQUIRE_BROWSER:
+        pytest.fail(f"browser tests cannot run: {missing}; "
+                    "POSENC_REQUIRE_BROWSER=1 forbids skipping them")
+    if missing:
+        pytest.skip(f"browser tests skipped: {missing}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+# --- visiting pages -----------------------------------------------------------------------------
+
+# One evaluation collects everything the tests look at, after MathJax has finished.
+COLLECT_JS = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  const text = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+    n.parentElement.closest("pre, code, script, style, mjx-container")
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  while (walker.nextNode()) text.push(walker.currentNode.data);
+  const group = name => Object.fromEntries(Array.from(
+    document.querySelectorAll(`.dropdown-${name}-buttons a`), a => [a.textContent.trim(), a.href]));
+  const maths = Array.from(document.querySelectorAll(".math"));
+  return {
+    text: text.join(" "),
+    math: maths.length,
+    math_typeset: maths.filter(m => m.querySelector("mjx-container")).length,
+    math_errors: document.querySelectorAll("mjx-merror").length,
+    images: Array.from(document.images, img => ({
+      src: img.getAttribute("src"), alt: (img.getAttribute("alt") || "").trim(),
+      loaded: img.complete && img.naturalWidth > 0,
+      caption: (img.closest("figure")?.querySelector("figcaption")?.textContent || "").trim(),
+      output: img.closest(".cell_output") !== null})),
+    links: Array.from(document.querySelectorAll("a[href]"), a => a.href),
+    prev: document.querySelector(".prev-next-area a.left-prev")?.href || null,
+    next: document.querySelector(".prev-next-area a.right-next")?.href || null,
+    launch: group("launch"), source: group("source"), download: group("download"),
+    code_blocks: document.querySelectorAll("div.highlight pre").length,
+    copy_buttons: document.querySelectorAll("div.highlight button.copybtn").length,
+    overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    too_wide: document.documentElement.scrollWidth <= document.documentElement.clientWidth ? [] :
+      Array.from(document.querySelectorAll("body *"))
+        .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+        .slice(0, 5).map(e => e.tagName.toLowerCase() + "." + [...e.classList].join(".")),
+  };
+}"""
+
+
+@dataclass
+class Report:
+    """What the browser saw on one page: the load's problems and the collected DOM facts."""
+
+    url: str
+    status: int = 0
+    errors: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    external: list = field(default_factory=list)
+    dom: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def problems(self):
+        """The load's problems, one line each."""
+        return [*self.errors, *(f"failed request: {r}" for r in self.failed),
+                *(f"request to another host (the site must work offline): {r}"
+                  for r in self.external)]
+
+
+def _record(page, base, report):
+    """Record in report the page's JavaScript errors and its failed or off-machine requests."""
+    page.on("console", lambda m: m.type == "error" and report.errors.append(f"console: {m.text}"))
+    page.on("pageerror", lambda e: report.errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: report.failed.append(f"{r.url} ({r.failure})"))
+    page.on("response", lambda r: r.status >= 400 and report.failed.append(f"{r.url} ({r.status})"))
+    page.on("request", lambda r: r.url.startswith("http") and not r.url.startswith(base)
+            and report.external.append(r.url))
+
+
+def visit(context, base, url, screenshot=None):
+    """Load url in a new tab until the network is idle and return its Report."""
+    report = Report(url)
+    page = context.new_page()
+    _record(page, base, report)
+    response = page.goto(url, wait_until="networkidle")
+    report.status = response.status if response else 0
+    report.dom = page.evaluate(COLLECT_JS)
+    if screenshot:
+        page.screenshot(path=screenshot)
+    page.close()
+    return report
+
+
+class _Visits:
+    """Each page is loaded once per viewport; the reports are shared by all tests."""
+
+    def __init__(self, browser, base, viewport, mobile=False):
+        self.base, self.viewport = base, viewport
+        self.context = browser.new_context(viewport=viewport, is_mobile=mobile, has_touch=mobile)
+        # Every page is a reader's first visit: no colour mode or sidebar state stored yet.
+        self.context.add_init_script("window.localStorage.clear()")
+        self.reports = {}
+
+    def __call__(self, docname):
+        if docname not in self.reports:
+            self.reports[docname] = visit(self.context, self.base, self.url(docname))
+        return self.reports[docname]
+
+    def url(self, docname):
+        """The address of a page on the local server."""
+        return f"{self.base}{docname}.html"
+
+
+@pytest.fixture(scope="session")
+def desktop(browser, base_url, link_checker, request):
+    """Reports of the pages at desktop width (1280 px)."""
+    visits = _Visits(browser, base_url, DESKTOP)
+    request.config.pluginmanager.register(_Summary(visits, link_checker), "posenc-site-summary")
+    yield visits
+    visits.context.close()
+
+
+@pytest.fixture(scope="session")
+def phone(browser, base_url):
+    """Reports of the pages at phone width (390 px), with mobile emulation."""
+    visits = _Visits(browser, base_url, PHONE, mobile=True)
+    yield visits
+    visits.context.close()
+
+
+class _LinkChecker:
+    """Fetch each internal URL once over HTTP; remember status and the ids of HTML targets."""
+
+    def __init__(self):
+        self.fetched = {}  # address -> (status, ids in the page)
+        self.links = set()
+
+    def problem(self, url, request_context):
+        """None if url resolves (status 200 and, for a #fragment, an element with that id)."""
+        self.links.add(url)
+        address, _, fragment = url.partition("#")
+        if address not in self.fetched:
+            response = request_context.get(address, fail_on_status_code=False)
+            body = response.text() if response.ok and address.endswith(".html") else ""
+            ids = set(re.findall(r'(?<![\w-])id="([^"]+)"', body))
+            self.fetched[address] = (response.status, ids)
+        status, ids = self.fetched[address]
+        if status != 200:
+            return f"{url}: HTTP {status}"
+        if fragment and address.endswith(".html") and unquote(fragment) not in ids:
+            return f"{url}: no element with id {unquote(fragment)!r}"
+        return None
+
+
+@pytest.fixture(scope="session")
+def link_checker():
+    """The session's shared link cache."""
+    return _LinkChecker()
+
+
+class _Summary:
+    """pytest plugin: print the counts checked at the end of the run."""
+
+    def __init__(self, visits, links):
+        self.visits, self.links = visits, links
+
+    def pytest_terminal_summary(self, terminalreporter):
+        reports = self.visits.reports.values()
+        terminalreporter.write_sep("-", "site checked in Chromium")
+        terminalreporter.write_line(
+            f"{len(reports)} pages, {sum(len(r.dom['images']) for r in reports)} images, "
+            f"{sum(r.dom['math_typeset'] for r in reports)} typeset math elements, "
+            f"{sum(len(r.dom['links']) for r in reports)} links, of which "
+            f"{len(self.links.links)} distinct internal links to {len(self.links.fetched)} files")
+
+
+# --- the tests ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_loads_cleanly(desktop, docname):
+    """Status 200, nothing in the console at error level, no failed or off-machine request."""
+    report = desktop(docname)
+    assert report.status == 200
+    assert not report.problems, "\n".join(report.problems)
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_math_is_typeset(desktop, docname):
+    """Every formula is rendered by MathJax, without TeX errors or raw delimiters left over."""
+    dom = desktop(docname).dom
+    if any(mark in _prose(docname) for mark in ("$", "{math}", "\\begin{")):
+        assert dom["math"] > 0, f"{docname} has formulas in its source but none on the page"
+    untypeset = dom["math"] - dom["math_typeset"]
+    assert untypeset == 0, f"{untypeset} formulas not typeset by MathJax"
+    assert dom["math_errors"] == 0, "MathJax reported TeX errors"
+    leftovers = [d for d in RAW_TEX if d in dom["text"]]
+    assert leftovers == [], f"raw TeX delimiters in the visible text of {docname}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_images_load(desktop, docname):
+    """Every <img> of the page has been loaded and decoded (naturalWidth > 0)."""
+    broken = [img["src"] for img in desktop(docname).dom["images"] if not img["loaded"]]
+    assert not broken, "images not loaded:\n" + "\n".join(broken)
+
+
+def _is_described(img):
+    """An image is described by a caption, or by alt text that is more than its own file name."""
+    file_name = posixpath.basename(img["src"] or "")
+    return bool(img["caption"]) or bool(img["alt"]) and posixpath.basename(img["alt"]) != file_name
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_figures_have_alt_text_or_caption(desktop, docname):
+    """Every <img> (theme icons, markdown images, notebook figures) has alt text or a caption.
+
+    myst-nb gives a notebook's output image its own file path as alt text, which describes
+    nothing; a notebook figure gets real alt text or a caption from its cell's metadata,
+    {"mystnb": {"image": {"alt": "..."}}} or {"mystnb": {"figure": {"caption": "..."}}}.
+    """
+    undescribed = [img["src"] for img in desktop(docname).dom["images"] if not _is_described(img)]
+    assert undescribed == [], (
+        "images without alt text or caption (for a notebook figure, add "
+        '{"mystnb": {"image": {"alt": "..."}}} to its cell metadata):\n' + "\n".join(undescribed))
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_internal_links_resolve(desktop, link_checker, docname):
+    """Every link to the site itself answers 200, and its #fragment names an element there."""
+    report = desktop(docname)
+    internal = sorted({url for url in report.dom["links"] if url.startswith(desktop.base)})
+    problems = [p for url in internal if (p := link_checker.problem(url, desktop.context.request))]
+    assert internal, f"no internal links found on {docname}"
+    assert not problems, "broken internal links:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_previous_next_follow_the_table_of_contents(desktop, docname):
+    """The previous/next buttons lead to the neighbours in _toc.yml (and resolve, see above)."""
+    dom = desktop(docname).dom
+    i = PAGES.index(docname)
+    expected_prev = desktop.url(PAGES[i - 1]) if i > 0 else None
+    expected_next = desktop.url(PAGES[i + 1]) if i + 1 < len(PAGES) else None
+    assert (dom["prev"], dom["next"]) == (expected_prev, expected_next)
+
+
+def _repository_path(docname, suffix):
+    """The path of a page's source inside the repository, as _config.yml describes it."""
+    return posixpath.join(CONFIG["repository"].get("path_to_book", "").strip("/"), docname + suffix)
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_repository_download_and_launch_buttons(desktop, docname):
+    """Header buttons: repository, issues, download of this page's source, and on notebook pages
+    Binder and Colab opening this notebook on the configured branch; all from _config.yml."""
+    dom = desktop(docname).dom
+    repo = CONFIG["repository"]["url"].rstrip("/")
+    branch = CONFIG["repository"]["branch"]
+    source = _source(docname)
+    path = _repository_path(docname, source.suffix)
+    assert (ROOT / path).exists(), f"{path} is not where _config.yml says the notebook is"
+
+    assert dom["source"]["Repository"] == repo
+    assert dom["source"]["Open issue"].startswith(f"{repo}/issues/new?")
+
+    download = dom["download"][source.suffix]
+    assert download == f"{desktop.base}_sources/{docname}{source.suffix}"
+    same = desktop.context.request.get(download).body() == source.read_bytes()
+    assert same, f"the download differs from {source.relative_to(ROOT)} (a stale build?)"
+
+    launch = CONFIG["launch_buttons"]
+    if source.suffix == ".ipynb":
+        owner_repo = urlsplit(repo).path.strip("/")
+        ui = {"classic": "tree", "jupyterlab": "lab/tree"}[launch["notebook_interface"]]
+        assert dom["launch"] == {
+            "Binder": f"{launch['binderhub_url']}/v2/gh/{owner_repo}/{branch}?urlpath={ui}/{path}",
+            "Colab": f"{launch['colab_url']}/github/{owner_repo}/blob/{branch}/{path}",
+        }
+    else:
+        assert dom["launch"] == {}, "launch buttons on a page that is not a notebook"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_code_blocks_have_copy_buttons(desktop, docname):
+    """sphinx-copybutton has put a copy button on every code block (cells and outputs)."""
+    dom = desktop(docname).dom
+    assert dom["copy_buttons"] == dom["code_blocks"]
+
+
+def test_search_finds_wavelength(desktop):
+    """Search button, "wavelength", Enter: the search page lists pages of the book."""
+    report = Report(desktop.url(PAGES[0]))
+    page = desktop.context.new_page()
+    _record(page, desktop.base, report)
+    page.goto(report.url)
+    page.get_by_role("button", name="Search").filter(visible=True).first.click()
+    search_box = page.locator("input[name=q]").filter(visible=True)
+    search_box.fill("wavelength")
+    search_box.press("Enter")
+    page.locator("#search-results .search-summary").filter(has_text="Search finished").wait_for()
+    results = page.locator("#search-results ul.search li a").evaluate_all(
+        "links => links.map(a => a.href)")
+    page.close()
+    assert not report.problems, "\n".join(report.problems)
+    found = {urlsplit(url).path.removeprefix("/").removesuffix(".html") for url in results}
+    assert found & set(PAGES), f"no page of the book among the results {results}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_no_horizontal_overflow_on_a_phone(phone, docname):
+    """At 390 px the page does not scroll sideways (wide code and tables scroll in their box)."""
+    dom = phone(docname).dom
+    assert dom["overflow"] <= 0, f"{dom['overflow']} px too wide, e.g. {dom['too_wide']}"
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+def test_chapter_screenshot(request, viewport):
+    """A screenshot of a chapter at desktop and phone width, saved under _build/screenshots/."""
+    visits = request.getfixturevalue(viewport)
+    width = visits.viewport["width"]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{posixpath.basename(SCREENSHOT_PAGE)}-{width}px.png"
+    path.unlink(missing_ok=True)
+    report = visit(visits.context, visits.base, visits.url(SCREENSHOT_PAGE), screenshot=path)
+    assert report.status == 200
+    png = path.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == width
