@@ -28,19 +28,17 @@ import numpy as np
 from .encoding import positional_encoding, positional_encoding_loop
 
 
-def best_time(function, repeat: int, number: int) -> float:
-    """Best time of one call to ``function``, in seconds, over ``repeat`` runs of ``number`` calls."""
-    return min(timeit.repeat(function, repeat=repeat, number=number)) / number
-
-
 def ratio(a, b, repeat: int, number: int) -> tuple[float, float, float]:
     """Time the functions ``a`` and ``b`` back to back ``repeat`` times.
 
     Returns:
         (best seconds of ``a``, best seconds of ``b``, median of the pairs' ratios a / b).
     """
+    def seconds(function):  # one timed run: the mean of `number` calls
+        return timeit.timeit(function, number=number) / number
+
     a(), b()  # warm up: caches, lazy initialisation, first-call compilation
-    pairs = [(best_time(a, 1, number), best_time(b, 1, number)) for _ in range(repeat)]
+    pairs = [(seconds(a), seconds(b)) for _ in range(repeat)]
     a_times, b_times = zip(*pairs)
     return min(a_times), min(b_times), float(np.median([ta / tb for ta, tb in pairs]))
 
