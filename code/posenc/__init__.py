@@ -19,6 +19,15 @@ from .encoding import (
     positional_encoding_loop,
     shift_matrix,
 )
+from .relative import alibi_bias, alibi_slopes, rope
 
-__all__ = ["angular_frequencies", "positional_encoding", "positional_encoding_loop", "shift_matrix"]
+__all__ = [
+    "alibi_bias",
+    "alibi_slopes",
+    "angular_frequencies",
+    "positional_encoding",
+    "positional_encoding_loop",
+    "rope",
+    "shift_matrix",
+]
 __version__ = "0.1.0"

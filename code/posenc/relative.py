@@ -1,0 +1,245 @@
+"""Relative-position schemes in NumPy: rotary embeddings (RoPE) and linear biases (ALiBi).
+
+Both act inside attention instead of being added to the token embeddings:
+
+- :func:`rope` rotates every pair of coordinates of a query or key vector by an angle
+  proportional to its position (Su et al. 2021, "RoFormer: Enhanced Transformer with
+  Rotary Position Embedding", section 3). Its 2 x 2 rotations by ``pos * w`` are the blocks
+  of :func:`posenc.shift_matrix`; rotations compose by adding angles, so the dot product of a query rotated for
+  position ``m`` with a key rotated for position ``n`` depends on ``m - n`` only.
+- :func:`alibi_slopes` and :func:`alibi_bias` give the fixed per-head penalty
+  ``-slope * |i - j|`` that ALiBi adds to the attention scores (Press, Smith and Lewis
+  2022, "Train Short, Test Long: Attention with Linear Biases Enables Input Length
+  Extrapolation", ICLR, section 3).
+
+This module imports NumPy only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import check_base, check_int
+from .encoding import angular_frequencies
+
+#: The two ways of pairing the ``d`` coordinates of a vector for :func:`rope`.
+LAYOUTS = ("interleaved", "half")
+
+
+def check_layout(layout) -> str:
+    """Return ``layout`` after checking it is one of :data:`LAYOUTS`.
+
+    Raises:
+        TypeError: ``layout`` is not a string.
+        ValueError: ``layout`` is a string other than ``"interleaved"`` or ``"half"``.
+    """
+    if not isinstance(layout, str):
+        raise TypeError(
+            f"layout must be the string 'interleaved' or 'half', got {type(layout).__name__} "
+            f"{layout!r}"
+        )
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+    return layout
+
+
+def check_head_dim(name: str, value) -> int:
+    """Return ``value`` as an ``int`` after checking it is even and >= 2 (a number of pairs).
+
+    Raises:
+        TypeError: ``value`` is not an integer.
+        ValueError: ``value`` is odd or smaller than 2; rotations act on pairs of
+            coordinates, so a vector of odd width has one coordinate with no partner.
+    """
+    value = check_int(name, value, minimum=None)
+    if value < 2 or value % 2:
+        raise ValueError(
+            f"{name} must be even and >= 2 (RoPE rotates pairs of coordinates), got {value}"
+        )
+    return value
+
+
+def rope_cos_sin(
+    seq_len: int, head_dim: int, *, base: float = 10000.0, offset: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine and sine of every RoPE angle, one row per position and one column per pair.
+
+    The angle of pair ``i`` at row ``r`` is ``(offset + r) * base ** (-2i / head_dim)``:
+    the position times the angular frequency of pair ``i`` in the sinusoidal encoding
+    (:func:`posenc.angular_frequencies`). :func:`rope` and ``posenc.pytorch.RotaryEmbedding``
+    both rotate with these tables.
+
+    Args:
+        seq_len: number of positions (rows), an ``int >= 0``.
+        head_dim: width of the vectors to rotate, an even ``int >= 2``.
+        base: the constant of the formula (10000 in RoFormer), a finite ``float > 0``.
+        offset: position of the first row, an ``int >= 0``.
+
+    Returns:
+        ``(cos, sin)``: two ``numpy.ndarray`` of shape ``(seq_len, head_dim // 2)``, dtype
+        ``float64`` (angles in radians, computed in float64).
+
+    Raises:
+        TypeError: an integer argument is not an integer, or ``base`` is not a real number.
+        ValueError: ``seq_len`` or ``offset`` is negative, ``head_dim`` is odd or < 2,
+            or ``base`` is not finite and > 0.
+
+    Source: Su et al. 2021, RoFormer, section 3.2 (``theta_i = 10000^(-2(i-1)/d)`` for
+    ``i = 1 .. d/2``: the pairs are counted from 1 there, from 0 here).
+    """
+    seq_len = check_int("seq_len", seq_len)
+    head_dim = check_head_dim("head_dim", head_dim)
+    offset = check_int("offset", offset)
+    omega = angular_frequencies(head_dim, base=base)[0::2]  # one per pair
+    angles = (offset + np.arange(seq_len, dtype=np.float64))[:, np.newaxis] * omega
+    return np.cos(angles), np.sin(angles)
+
+
+def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleaved") -> np.ndarray:
+    """Rotary position embedding (RoPE): rotate each pair of coordinates by its position's angle.
+
+    Row ``r`` of ``x`` (the vector at position ``pos = offset + r``) has its pair ``i``
+    rotated by the angle ``pos * w_i`` with ``w_i = base ** (-2i / d)``::
+
+        (a, b)  ->  (a cos(pos w_i) - b sin(pos w_i),  a sin(pos w_i) + b cos(pos w_i))
+
+    Which coordinates form pair ``i`` depends on ``layout``:
+
+    - ``"interleaved"``: ``(x[..., 2i], x[..., 2i + 1])``, as written in RoFormer
+      (Su et al. 2021, section 3.4.2) and as in the interleaved layout of the sinusoidal
+      encoding.
+    - ``"half"``: ``(x[..., i], x[..., i + d // 2])``, the convention of GPT-NeoX and of
+      Hugging Face ``transformers`` (its ``rotate_half`` function).
+
+    The two layouts give the same attention scores up to one fixed permutation of the
+    ``d`` coordinates, but they are not interchangeable for trained weights.
+
+    Applied to queries and keys, the dot product ``rope(q)[m] @ rope(k)[n]`` depends on
+    the positions only through ``m - n`` (rotations compose by adding angles).
+
+    Args:
+        x: floating-point array of shape ``(..., seq_len, d)``: any number of leading
+            (batch, head) dimensions, positions along the second-to-last axis, an even
+            width ``d >= 2`` along the last. Any NumPy floating dtype (float16, float32,
+            float64, longdouble); array-likes such as lists are converted first.
+        base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 0``.
+        offset: position of the first row, an ``int >= 0`` (e.g. the number of tokens
+            already in a KV cache).
+        layout: ``"interleaved"`` (default) or ``"half"``, see above.
+
+    Returns:
+        ``numpy.ndarray`` of the same shape and dtype as ``x`` (a new array). Angles are
+        computed in float64 and the rotation in float64 (or in the wider dtype of ``x``),
+        then rounded once to the dtype of ``x``. In float64, every entry is within
+        ``1e-12 + 1e-15 * pos`` of the exact rotation for entries of ``x`` of order 1
+        (a float64 angle ``pos * w`` is off by up to about ``2e-16 * pos`` radians).
+
+    Raises:
+        TypeError: ``x`` is not of a floating-point dtype (integers, booleans, complex
+            numbers), ``offset`` is not an integer, ``base`` is not a real number, or
+            ``layout`` is not a string.
+        ValueError: ``x`` has fewer than 2 dimensions, its last dimension is odd or 0,
+            ``offset`` is negative, ``base`` is not finite and > 0, or ``layout`` is
+            neither ``"interleaved"`` nor ``"half"``.
+
+    Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position
+    Embedding", sections 3.2 and 3.4.2; the half-split pairing from Black et al. 2022,
+    "GPT-NeoX-20B: An Open-Source Autoregressive Language Model".
+    """
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        raise TypeError(
+            f"x must be an array of a floating-point dtype (float16, float32, float64), "
+            f"got dtype {x.dtype}"
+        )
+    if x.ndim < 2:
+        raise ValueError(
+            f"x must have shape (..., seq_len, d) with at least 2 dimensions, got shape {x.shape}"
+        )
+    layout = check_layout(layout)
+    seq_len, d = x.shape[-2:]
+    if d < 2 or d % 2:
+        raise ValueError(
+            f"x's last dimension must be even and >= 2 (RoPE rotates pairs of coordinates), "
+            f"got {d}"
+        )
+    cos, sin = rope_cos_sin(seq_len, d, base=base, offset=offset)
+    work = x.astype(np.result_type(x.dtype, np.float64))
+    if layout == "interleaved":
+        first, second = work[..., 0::2], work[..., 1::2]
+    else:
+        first, second = work[..., : d // 2], work[..., d // 2 :]
+    rotated_first = first * cos - second * sin
+    rotated_second = first * sin + second * cos
+    out = np.empty_like(x)
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = rotated_first, rotated_second
+    else:
+        out[..., : d // 2], out[..., d // 2 :] = rotated_first, rotated_second
+    return out
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """The fixed slope of every attention head in ALiBi (Press et al. 2022).
+
+    For a number of heads ``n`` that is a power of two, the slopes are the geometric
+    sequence ``2 ** (-8 h / n)`` for ``h = 1, ..., n`` (for 8 heads: 1/2, 1/4, ..., 1/256),
+    as in the paper. For any other ``n``, with ``p`` the largest power of two below ``n``,
+    the first ``p`` slopes are those of ``p`` heads and the remaining ``n - p`` are
+    ``2 ** (-8 (h - 1/2) / p)`` for ``h = 1, ..., n - p``: geometric means of consecutive
+    slopes of ``p`` heads. This is how the paper interpolates the slopes of 8 heads to get
+    those of 16; for other counts it is the rule of the authors' code (repository
+    ``ofirpress/attention_with_linear_biases``, ``fairseq/models/transformer.py``), which
+    the paper does not spell out.
+
+    Args:
+        n_heads: number of attention heads, an ``int >= 1``.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(n_heads,)``, dtype ``float64``: slope of head ``h``
+        (0-based) at index ``h``, every value in ``(0, 1]``, in units of score per
+        position of distance.
+
+    Raises:
+        TypeError: ``n_heads`` is not an integer.
+        ValueError: ``n_heads < 1``.
+
+    Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3.
+    """
+    n_heads = check_int("n_heads", n_heads, minimum=1)
+    power = 1 << (n_heads.bit_length() - 1)  # largest power of two <= n_heads
+    h = np.arange(1, power + 1, dtype=np.float64)
+    slopes = np.exp2(-8.0 * h / power)
+    midpoints = np.exp2(-8.0 * (h[: n_heads - power] - 0.5) / power)
+    return np.concatenate([slopes, midpoints])
+
+
+def alibi_bias(seq_len: int, n_heads: int) -> np.ndarray:
+    """ALiBi's additive attention bias: ``-slope[h] * |i - j|`` for query ``i``, key ``j``.
+
+    Added to the attention scores ``q_i . k_j / sqrt(d)`` before the softmax, it lowers
+    the score of distant keys linearly with distance, with a steeper penalty in the
+    heads with larger slopes. A causal (decoder) model also masks ``j > i``; on the
+    entries it keeps, ``|i - j| = i - j`` is the paper's ``-m * (i - j)``.
+
+    Args:
+        seq_len: number of positions, an ``int >= 0``.
+        n_heads: number of attention heads, an ``int >= 1``.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(n_heads, seq_len, seq_len)``, dtype ``float64``:
+        entry ``[h, i, j]`` is ``-alibi_slopes(n_heads)[h] * abs(i - j)``; zero on the
+        diagonal, symmetric in ``i`` and ``j``, never positive.
+
+    Raises:
+        TypeError: ``seq_len`` or ``n_heads`` is not an integer.
+        ValueError: ``seq_len < 0`` or ``n_heads < 1``.
+
+    Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3
+    (figure 3).
+    """
+    seq_len = check_int("seq_len", seq_len)
+    slopes = alibi_slopes(n_heads)
+    positions = np.arange(seq_len)
+    minus_distance = -np.abs(positions[:, np.newaxis] - positions)  # integers: no -0.0
+    return slopes[:, np.newaxis, np.newaxis] * minus_distance

@@ -1,0 +1,292 @@
+"""posenc.pytorch, after sinusoids: LearnedPositionalEmbedding, RotaryEmbedding and alibi_bias.
+
+Each agrees with the NumPy version in posenc.relative and with an independent reference:
+the package rotary-embedding-torch for RoPE, the paper's slope rule written another way for
+ALiBi.
+"""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+rotary_embedding_torch = pytest.importorskip("rotary_embedding_torch")
+
+import posenc  # noqa: E402
+from posenc.pytorch import LearnedPositionalEmbedding, RotaryEmbedding, alibi_bias  # noqa: E402
+
+
+def exactly(message):
+    return "^" + re.escape(message) + "$"
+
+
+def randn(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+# --- LearnedPositionalEmbedding ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [0, 3, 6])
+def test_learned_adds_its_rows(offset):
+    module = LearnedPositionalEmbedding(10, 8)
+    x = randn(2, 4, 8)
+    expected = x + module.embedding.weight[offset:offset + 4]
+    torch.testing.assert_close(module(x, offset=offset), expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(5, 8), (3, 5, 8), (2, 3, 5, 8)])
+def test_learned_any_leading_dimensions(shape):
+    module = LearnedPositionalEmbedding(5, 8)
+    out = module(torch.zeros(shape))
+    assert out.shape == shape
+    torch.testing.assert_close(out.reshape(-1, 5, 8)[-1], module.embedding.weight.detach())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_learned_keeps_the_input_dtype(dtype):
+    out = LearnedPositionalEmbedding(5, 8)(torch.zeros(2, 5, 8, dtype=dtype))
+    assert out.dtype == dtype
+
+
+def test_learned_past_max_len_is_an_error():
+    module = LearnedPositionalEmbedding(10, 8)
+    module(torch.zeros(1, 10, 8))  # exactly max_len positions: fine
+    module(torch.zeros(1, 1, 8), offset=9)
+    message = ("positions 8 to 10 (offset=8, seq_len=3) run past max_len=10: a learned "
+               "positional embedding has rows for positions 0 to 9 only")
+    with pytest.raises(ValueError, match=exactly(message)):
+        module(torch.zeros(1, 3, 8), offset=8)
+    with pytest.raises(ValueError, match="run past max_len=10"):
+        module(torch.zeros(1, 11, 8))
+
+
+def test_learned_rows_are_parameters_that_train():
+    torch.manual_seed(0)
+    module = LearnedPositionalEmbedding(10, 4)
+    assert list(module.state_dict()) == ["embedding.weight"]
+    module(torch.zeros(1, 3, 4), offset=2).sum().backward()
+    used = module.embedding.weight.grad.abs().sum(dim=1) > 0
+    assert used.tolist() == [False, False, True, True, True] + [False] * 5
+
+
+def test_learned_initialisation():
+    torch.manual_seed(0)
+    weight = LearnedPositionalEmbedding(1000, 100).embedding.weight
+    assert abs(weight.mean().item()) < 1e-3 and 0.0195 < weight.std().item() < 0.0205
+
+
+def test_learned_dropout_only_in_training_mode():
+    module = LearnedPositionalEmbedding(16, 64, dropout=0.5)
+    x = torch.ones(4, 16, 64)
+    torch.manual_seed(0)
+    assert (module.train()(x) == 0).any()
+    torch.testing.assert_close(module.eval()(x), x + module.embedding.weight)
+
+
+@pytest.mark.parametrize("x, offset, error, message", [
+    (torch.zeros(2, 5, 6), 0, ValueError, "x's last dimension is 6 but d_model=8; they must be equal"),
+    (torch.zeros(2, 5, 8, dtype=torch.int64), 0, TypeError,
+     "x must be a floating-point torch.Tensor of shape (..., seq_len, d_model), got Tensor of dtype "
+     "torch.int64"),
+    (np.zeros((2, 5, 8)), 0, TypeError,
+     "x must be a floating-point torch.Tensor of shape (..., seq_len, d_model), got ndarray"),
+    (torch.zeros(8), 0, ValueError,
+     "x must have shape (..., seq_len, d_model) with at least 2 dimensions, got shape (8,)"),
+    (torch.zeros(1, 5, 8), -1, ValueError, "offset must be an integer >= 0, got -1"),
+    (torch.zeros(1, 5, 8), 1.0, TypeError, "offset must be an integer, got float 1.0"),
+])
+def test_learned_forward_errors(x, offset, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        LearnedPositionalEmbedding(10, 8)(x, offset=offset)
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((0, 8), {}, ValueError, "max_len must be an integer >= 1, got 0"),
+    ((10, 0), {}, ValueError, "d_model must be an integer >= 1, got 0"),
+    ((10, 8.0), {}, TypeError, "d_model must be an integer, got float 8.0"),
+    ((10, 8), {"dropout": 1.5}, ValueError, "dropout probability has to be between 0 and 1, but got 1.5"),
+])
+def test_learned_constructor_errors(args, kwargs, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        LearnedPositionalEmbedding(*args, **kwargs)
+
+
+# --- RotaryEmbedding: against posenc.rope ------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("offset", [0, 7, 5000])
+def test_rotary_matches_numpy_in_float64(layout, offset):
+    rotary = RotaryEmbedding(16, base=500.0, layout=layout)
+    q, k = randn(2, 3, 9, 16, seed=1, dtype=torch.float64), randn(2, 3, 4, 16, seed=2, dtype=torch.float64)
+    got_q, got_k = rotary(q, k, offset=offset)
+    for got, x in ((got_q, q), (got_k, k)):
+        expected = posenc.rope(x.numpy(), base=500.0, offset=offset, layout=layout)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [
+    (torch.float32, 4e-7), (torch.float16, 2e-3), (torch.bfloat16, 1.6e-2),
+])
+def test_rotary_keeps_the_dtype(dtype, tolerance):
+    """float32 within a few units in the last place of the float64 result; the half types are
+    rotated in float32 and rounded once, so within one of their units (|x| < 2 here)."""
+    x = randn(4, 64, 32, seed=3).clamp(-1.9, 1.9).to(dtype)
+    got = RotaryEmbedding(32).rotate(x, offset=100)
+    assert got.dtype == dtype
+    expected = posenc.rope(x.double().numpy(), offset=100)
+    assert np.abs(got.double().numpy() - expected).max() <= tolerance
+
+
+def test_rotary_scores_depend_only_on_the_distance():
+    rotary = RotaryEmbedding(16)
+    q, k = randn(16, seed=4, dtype=torch.float64), randn(16, seed=5, dtype=torch.float64)
+    scores = [(rotary.rotate(q[None], m) @ rotary.rotate(k[None], m + 3).T).item()
+              for m in (0, 1, 50, 4000)]
+    np.testing.assert_allclose(scores, scores[0], rtol=0, atol=1e-12)
+
+
+def test_rotary_one_token_at_a_time():
+    rotary = RotaryEmbedding(8, layout="half")
+    x = randn(1, 12, 8, seed=6)
+    full = rotary.rotate(x)
+    for t in range(12):
+        torch.testing.assert_close(rotary.rotate(x[:, t:t + 1], offset=t), full[:, t:t + 1])
+
+
+def test_rotary_tables_grow_and_are_cached():
+    rotary = RotaryEmbedding(8)
+    rotary.rotate(torch.zeros(5, 8))
+    assert rotary.max_len == 5
+    cos, _ = rotary.cos_sin(5, torch.float32, torch.device("cpu"))
+    rotary.rotate(torch.zeros(3, 8), offset=2)
+    assert rotary.cos_sin(5, torch.float32, torch.device("cpu"))[0] is cos
+    rotary.rotate(torch.zeros(3, 8), offset=4)
+    assert rotary.max_len == 10
+    assert list(rotary.parameters()) == [] and rotary.state_dict() == {}
+
+
+def test_rotary_on_another_device():
+    q = torch.zeros(2, 5, 8, device="meta")
+    out_q, out_k = RotaryEmbedding(8)(q, q)
+    assert out_q.device.type == "meta" and out_k.shape == (2, 5, 8)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: RotaryEmbedding(7), ValueError,
+     "head_dim must be even and >= 2 (RoPE rotates pairs of coordinates), got 7"),
+    (lambda: RotaryEmbedding(8, layout="neox"), ValueError,
+     "layout must be 'interleaved' or 'half', got 'neox'"),
+    (lambda: RotaryEmbedding(8, base=-1.0), ValueError, "base must be a finite number > 0, got -1.0"),
+    (lambda: RotaryEmbedding(8)(torch.zeros(3, 8), torch.zeros(3, 6)), ValueError,
+     "x's last dimension is 6 but head_dim=8; they must be equal"),
+    (lambda: RotaryEmbedding(8).rotate(torch.zeros(3, 8, dtype=torch.int32)), TypeError,
+     "x must be a floating-point torch.Tensor of shape (..., seq_len, head_dim), got Tensor of "
+     "dtype torch.int32"),
+    (lambda: RotaryEmbedding(8).rotate(torch.zeros(8)), ValueError,
+     "x must have shape (..., seq_len, head_dim) with at least 2 dimensions, got shape (8,)"),
+    (lambda: RotaryEmbedding(8).rotate(torch.zeros(3, 8), offset=-2), ValueError,
+     "offset must be an integer >= 0, got -2"),
+])
+def test_rotary_errors(call, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        call()
+
+
+# --- RotaryEmbedding: against rotary-embedding-torch (Phil Wang's package, interleaved pairs) ----
+
+
+def half_to_interleaved(d):
+    return torch.arange(d).reshape(2, d // 2).T.reshape(-1)  # [0, d/2, 1, d/2 + 1, ...]
+
+
+@pytest.mark.parametrize("offset", [0, 100])
+def test_rotary_agrees_with_rotary_embedding_torch(offset):
+    """Its default float32 frequencies and angles: agreement to float32 rounding at short positions."""
+    theirs = rotary_embedding_torch.RotaryEmbedding(dim=32)
+    x = randn(2, 4, 64, 32, seed=7)
+    expected = theirs.rotate_queries_or_keys(x, offset=offset)
+    got = RotaryEmbedding(32).rotate(x, offset=offset)
+    assert (got - expected).abs().max().item() < 1e-4
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_rotary_agrees_with_rotary_embedding_torch_in_float64(layout):
+    """Given float64 frequencies (its own formula, 1 / base ** (arange(0, d, 2) / d)) and
+    without its float32 cache, it agrees to float64 rounding, up to position 4095. Its
+    pairs are interleaved; the half layout agrees after the fixed permutation of columns."""
+    d, base = 32, 10000.0
+    frequencies = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    theirs = rotary_embedding_torch.RotaryEmbedding(dim=d, custom_freqs=frequencies,
+                                                    cache_if_possible=False)
+    x = randn(2, 4096, d, seed=8, dtype=torch.float64)
+    got = RotaryEmbedding(d, base=base, layout=layout).rotate(x)
+    perm = half_to_interleaved(d) if layout == "half" else torch.arange(d)
+    expected = theirs.rotate_queries_or_keys(x[..., perm])
+    assert (got[..., perm] - expected).abs().max().item() < 1e-11
+
+
+# --- alibi_bias ----------------------------------------------------------------------------------
+
+
+def papers_slopes(n_heads):
+    """Slopes written from the paper's description: for 2^a heads, the geometric sequence with
+    start and ratio 2^(-8/n); other counts take the power of two below and interpolate by
+    geometric means with the sequence for twice as many heads."""
+    def geometric(n):
+        start = 2.0 ** (-8.0 / n)
+        return [start * start ** h for h in range(n)]
+    below = 2 ** math.floor(math.log2(n_heads))
+    if below == n_heads:
+        return geometric(n_heads)
+    return geometric(below) + geometric(2 * below)[0::2][: n_heads - below]
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 6, 8, 12, 16, 20, 32, 96])
+def test_alibi_bias_against_the_papers_slopes(n_heads):
+    bias = alibi_bias(10, n_heads, dtype=torch.float64)
+    distance = (torch.arange(10)[:, None] - torch.arange(10)[None, :]).abs()
+    expected = -torch.tensor(papers_slopes(n_heads), dtype=torch.float64)[:, None, None] * distance
+    torch.testing.assert_close(bias, expected, rtol=1e-14, atol=0)
+
+
+def test_alibi_bias_matches_numpy():
+    np.testing.assert_array_equal(alibi_bias(7, 5, dtype=torch.float64).numpy(), posenc.alibi_bias(7, 5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_alibi_bias_dtype_nearest_value(dtype):
+    exact = torch.from_numpy(posenc.alibi_bias(64, 12))
+    got = alibi_bias(64, 12, dtype=dtype)
+    assert got.dtype == dtype and got.shape == (12, 64, 64)
+    error = (got.double() - exact).abs()
+    for direction in (float("inf"), float("-inf")):
+        neighbour = torch.nextafter(got, torch.full_like(got, direction))
+        assert torch.all(error <= (neighbour.double() - exact).abs())
+
+
+def test_alibi_bias_as_an_attention_mask():
+    """scaled_dot_product_attention adds a float mask to q k^T / sqrt(d): softmax by hand agrees."""
+    q, k, v = (randn(2, 4, 6, 8, seed=s, dtype=torch.float64) for s in (9, 10, 11))
+    bias = alibi_bias(6, 4, dtype=torch.float64)
+    got = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8) + bias, dim=-1)
+    torch.testing.assert_close(got, weights @ v)
+
+
+def test_alibi_bias_device():
+    assert alibi_bias(4, 2, device="meta").device.type == "meta"
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"dtype": torch.int64}, TypeError, "dtype must be a floating-point torch.dtype, got torch.int64"),
+    ({"dtype": np.float32}, TypeError, "dtype must be a floating-point torch.dtype, got <class 'numpy.float32'>"),
+])
+def test_alibi_bias_errors(kwargs, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        alibi_bias(4, 2, **kwargs)
+    with pytest.raises(ValueError, match=exactly("n_heads must be an integer >= 1, got 0")):
+        alibi_bias(4, 0)
