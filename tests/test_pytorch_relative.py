@@ -290,3 +290,24 @@ def test_alibi_bias_errors(kwargs, error, message):
         alibi_bias(4, 2, **kwargs)
     with pytest.raises(ValueError, match=exactly("n_heads must be an integer >= 1, got 0")):
         alibi_bias(4, 0)
+
+
+# --- Compilers ----------------------------------------------------------------------------------
+
+
+def test_torch_export():
+    q = randn(2, 5, 8, seed=12)
+    learned, rotary = LearnedPositionalEmbedding(10, 8), RotaryEmbedding(8, layout="half")
+    torch.testing.assert_close(torch.export.export(learned, (q,)).module()(q), learned(q))
+    exported = torch.export.export(rotary, (q, q)).module()  # before any call: tables built while tracing
+    for got, expected in zip(exported(q, q), rotary(q, q)):
+        torch.testing.assert_close(got, expected)
+
+
+def test_torch_compile_rotary():
+    rotary = RotaryEmbedding(8)
+    q = randn(2, 5, 8, seed=13)
+    compiled = torch.compile(rotary)
+    for offset in (0, 3):
+        for got, expected in zip(compiled(q, q, offset), rotary(q, q, offset)):
+            torch.testing.assert_close(got, expected)

@@ -305,6 +305,9 @@ class RotaryEmbedding(nn.Module):
         when it is computed, with ``offset`` = the number of tokens already cached (see
         :meth:`rotate`).
 
+    Compilation: ``torch.compile`` and ``torch.export`` work (the tests check both); the
+    tables become constants of the exported graph.
+
     Raises:
         TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope`) or a bad
             input to :meth:`rotate` / :meth:`forward`.
