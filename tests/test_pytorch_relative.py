@@ -182,6 +182,11 @@ def test_rotary_on_another_device():
      "layout must be 'interleaved' or 'half', got 'neox'"),
     (lambda: RotaryEmbedding(8, base=-1.0), ValueError, "base must be a finite number > 0, got -1.0"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8), torch.zeros(3, 6)), ValueError,
+     "k's last dimension is 6 but head_dim=8; they must be equal"),
+    (lambda: RotaryEmbedding(8)(torch.zeros(3, 8, dtype=torch.int64), torch.zeros(3, 8)), TypeError,
+     "q must be a floating-point torch.Tensor of shape (..., seq_len, head_dim), got Tensor of "
+     "dtype torch.int64"),
+    (lambda: RotaryEmbedding(8).rotate(torch.zeros(3, 6)), ValueError,
      "x's last dimension is 6 but head_dim=8; they must be equal"),
     (lambda: RotaryEmbedding(8).rotate(torch.zeros(3, 8, dtype=torch.int32)), TypeError,
      "x must be a floating-point torch.Tensor of shape (..., seq_len, head_dim), got Tensor of "

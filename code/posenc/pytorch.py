@@ -325,7 +325,19 @@ class RotaryEmbedding(nn.Module):
         self._tables: dict[tuple[torch.dtype, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def cos_sin(self, end: int, dtype: torch.dtype, device: torch.device):
-        """Cached ``(cos, sin)`` tables of at least ``end`` rows and ``head_dim // 2`` columns."""
+        """The cached cosines and sines of the rotation angles, for positions 0 to ``max_len - 1``.
+
+        Args:
+            end: number of positions needed, an ``int >= 0``; the tables grow (to at least
+                twice their length) when ``end > max_len``.
+            dtype: the floating-point ``torch.dtype`` of the tables.
+            device: the ``torch.device`` of the tables.
+
+        Returns:
+            ``(cos, sin)``: two tensors of shape ``(max_len, head_dim // 2)``; row ``pos``,
+            column ``i`` holds the cosine (sine) of ``pos * base ** (-2i / head_dim)``,
+            computed in float64 by :func:`posenc.relative.rope_cos_sin` and rounded once.
+        """
         if end > self.max_len:
             self.max_len = max(end, 2 * self.max_len)
             self._tables.clear()
@@ -368,7 +380,13 @@ class RotaryEmbedding(nn.Module):
         return out.to(x.dtype)
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, offset: int = 0):
-        """Return ``(rotate(q, offset), rotate(k, offset))``; see the class docstring."""
+        """Return ``(rotate(q, offset), rotate(k, offset))``; see the class docstring.
+
+        Raises:
+            TypeError, ValueError: as :meth:`rotate`, naming ``q`` or ``k``.
+        """
+        _check_sequence("q", q, "head_dim", self.head_dim)
+        _check_sequence("k", k, "head_dim", self.head_dim)
         return self.rotate(q, offset), self.rotate(k, offset)
 
     def extra_repr(self) -> str:
