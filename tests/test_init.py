@@ -9,6 +9,7 @@ import posenc
 def test_public_names():
     assert set(posenc.__all__) == {
         "angular_frequencies", "positional_encoding", "positional_encoding_loop", "shift_matrix",
+        "rope", "alibi_slopes", "alibi_bias",
     }
     for name in posenc.__all__:
         assert callable(getattr(posenc, name))
