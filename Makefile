@@ -12,7 +12,7 @@ PORT   ?= 8000
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab clean
+.PHONY: book test serve lab strip clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ serve: book
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book
+
+# Remove volatile metadata from the committed notebooks, keeping their outputs. The options are
+# those of the pre-commit hook in .pre-commit-config.yaml (tests/test_notebooks.py checks that
+# they agree, and that no committed notebook would be changed).
+NBSTRIPOUT_ARGS := --keep-output --keep-count --keep-id --extra-keys "metadata.language_info.version metadata.vscode metadata.colab metadata.kernel_info metadata.papermill cell.metadata.vscode cell.metadata.colab cell.metadata.id cell.metadata.outputId cell.metadata.papermill"
+
+strip: $(STAMP)
+	$(BIN)/nbstripout $(NBSTRIPOUT_ARGS) $(wildcard book/*.ipynb assignments/*/*.ipynb)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

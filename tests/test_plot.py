@@ -48,3 +48,26 @@ def test_draws_on_given_axes():
 def test_rejects_non_matrix(draw):
     with pytest.raises(ValueError, match=r"shape \(seq_len, d_model\), got shape \(8,\)"):
         draw(PE[0])
+
+
+def test_transformer_input_diagram_boxes_in_order():
+    ax = plot.transformer_input_diagram()
+    texts = [t.get_text() for t in ax.texts if not isinstance(t, matplotlib.text.Annotation)]
+    steps = [text for text, _ in plot.TRANSFORMER_INPUT_STEPS]
+    assert texts == [*steps, plot.POSITIONAL_ENCODING_BOX]
+    assert [steps.index(s) for s in ("token ids\n(seq_len,)", "× √d_model", "+", "dropout")] == [
+        0, 2, 3, 4]
+    # one arrow between consecutive steps, one from the encoding up into the sum
+    arrows = [c for c in ax.get_children() if isinstance(c, matplotlib.text.Annotation)]
+    assert len(arrows) == len(steps)
+    boxes = [t for t in ax.texts if not isinstance(t, matplotlib.text.Annotation)]
+    assert [(a.anncoords, a.xycoords) for a in arrows] == [
+        *zip(boxes[:len(steps) - 1], boxes[1:len(steps)]), (boxes[-1], boxes[3])]
+    assert ax.get_title() == "Where the positional encoding enters a Transformer"
+    assert not ax.axison
+
+
+def test_transformer_input_diagram_on_given_axes():
+    fig, axes = plt.subplots(1, 2)
+    assert plot.transformer_input_diagram(ax=axes[1], title="T") is axes[1]
+    assert axes[1].get_title() == "T"
