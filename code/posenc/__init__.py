@@ -21,4 +21,4 @@ from .encoding import (
 )
 
 __all__ = ["angular_frequencies", "positional_encoding", "positional_encoding_loop", "shift_matrix"]
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402  (the one place the version is written)
