@@ -9,6 +9,13 @@ STAMP  := $(VENV)/.installed
 HTML   := _build/html/index.html
 PORT   ?= 8000
 
+# `make book TORCH_CPU=1` (or `make test TORCH_CPU=1`), on a fresh clone: install torch's
+# CPU-only build from PyTorch's wheel index instead of PyPI's build, which pulls several GB of
+# CUDA libraries (for Linux without an NVIDIA GPU). Off by default: it needs that index.
+TORCH_CPU       ?=
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_INDEX))
+
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
@@ -16,7 +23,7 @@ unexport MPLBACKEND
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --requirement requirements.txt
+	$(BIN)/python -m pip install --quiet $(PIP_TORCH_CPU) --requirement requirements.txt
 	touch $@
 
 book: $(STAMP)
