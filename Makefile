@@ -19,7 +19,7 @@ PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_I
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab clean
+.PHONY: book test serve lab clean pdf colab-cells
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ serve: book
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book
+
+# Put the Colab install cell (the address of _config.yml's repository:) first in every
+# notebook; run it after changing the repository's address or adding a notebook.
+colab-cells: $(STAMP)
+	$(BIN)/python tools/colab_cell.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
