@@ -7,6 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HTML   := _build/html/index.html
+PDF    := _build/pdf/positional-encoding-course.pdf
 PORT   ?= 8000
 
 # `make book TORCH_CPU=1` (or `make test TORCH_CPU=1`), on a fresh clone: install torch's
@@ -41,6 +42,15 @@ serve: book
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book
+
+# The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed by
+# Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
+# Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
+pdf: $(STAMP)
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
+	@echo
+	@echo "The PDF is built. Open file://$(CURDIR)/$(PDF)"
 
 # Put the Colab install cell (the address of _config.yml's repository:) first in every
 # notebook; run it after changing the repository's address or adding a notebook.
