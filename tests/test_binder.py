@@ -7,11 +7,8 @@ notebooks import (their code cells, read with ast), each at the version the root
 requirements.txt pins.
 """
 
-import ast
 import shutil
 import subprocess
-import importlib.metadata
-import sys
 from pathlib import Path
 
 import nbformat
@@ -20,6 +17,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+from dependencies import closure, imported_modules, providers
 
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
@@ -50,31 +49,8 @@ ROOT_PINS = _pins(ROOT / "requirements.txt")
 def _notebook_imports():
     """Top-level modules imported by the notebooks' code cells (IPython magics transformed)."""
     transform = TransformerManager().transform_cell
-    names = set()
-    for notebook in NOTEBOOKS:
-        for cell in nbformat.read(notebook, as_version=4).cells:
-            if cell.cell_type != "code":
-                continue
-            for node in ast.walk(ast.parse(transform(cell.source))):
-                if isinstance(node, ast.Import):
-                    names.update(alias.name.split(".")[0] for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                    names.add(node.module.split(".")[0])
-    return names - set(sys.stdlib_module_names)
-
-
-def _closure(names):
-    """The distributions and everything they require (as installed here, no extras)."""
-    seen, todo = set(), list(names)
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            for line in importlib.metadata.requires(name) or []:
-                requirement = Requirement(line)
-                if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                    todo.append(canonicalize_name(requirement.name))
-    return seen
+    return {name for notebook in NOTEBOOKS for cell in nbformat.read(notebook, as_version=4).cells
+            if cell.cell_type == "code" for name in imported_modules(transform(cell.source))}
 
 
 def test_runtime_is_python_311():
@@ -114,8 +90,7 @@ def test_nothing_from_the_book_toolchain_tests_or_browser():
 @pytest.fixture(scope="module")
 def owners():
     """{module name: canonical names of the installed distributions that provide it}."""
-    return {module: {canonicalize_name(d) for d in dists}
-            for module, dists in importlib.metadata.packages_distributions().items()}
+    return providers()
 
 
 def test_binder_lists_only_what_the_notebooks_import(owners):
@@ -125,7 +100,7 @@ def test_binder_lists_only_what_the_notebooks_import(owners):
 
 
 def test_binder_provides_everything_the_notebooks_import(owners):
-    provided = _closure(set(BINDER_PINS) | {"posenc"})
+    provided = closure(set(BINDER_PINS) | {"posenc"})
     missing = sorted(module for module in _notebook_imports() - BASE_IMAGE
                      if not owners.get(module, set()) & provided)
     assert missing == [], f"notebooks import what Binder does not install: {missing}"

@@ -6,9 +6,7 @@ fresh virtual environment with nothing but its declared dependencies (pip fetche
 its cache once it has it) and check that the extras name what each module imports.
 """
 
-import ast
 import functools
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -20,10 +18,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import posenc
+from dependencies import closure, declared, imported_modules, providers
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "code" / "posenc"
@@ -90,11 +88,6 @@ def test_wheel_metadata(dist):
     assert fields["Requires-Dist"][0] == "numpy>=1.24"
 
 
-def _declared(requirements):
-    """Canonical distribution names of requirement strings."""
-    return {canonicalize_name(Requirement(r).name) for r in requirements}
-
-
 def test_wheel_installs_alone_and_imports_numpy_only(dist, tmp_path):
     """A fresh virtual environment, the wheel and its dependencies: `import posenc` works."""
     env_dir = tmp_path / "env"
@@ -118,35 +111,14 @@ def test_wheel_installs_alone_and_imports_numpy_only(dist, tmp_path):
     imported = {name.split(".")[0] for name in seen["modules"]}
     assert "numpy" in imported
     assert imported.isdisjoint(FRAMEWORKS)
-    base = _declared(PYPROJECT["project"]["dependencies"])
+    base = declared(PYPROJECT["project"]["dependencies"])
     added = {canonicalize_name(d) for d in installed} - {canonicalize_name(d) for d in fresh}
     assert added == base | {"posenc"}
 
 
-def _imports(module_file):
-    """Top-level names of the absolute imports anywhere in a module (functions included)."""
-    names = set()
-    for node in ast.walk(ast.parse(module_file.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names - set(sys.stdlib_module_names) - {"posenc"}
-
-
-def _closure(names):
-    """The given distributions and everything they require (installed, no extras), canonical."""
-    seen, todo = set(), list(names)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for line in importlib.metadata.requires(name) or []:
-            requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                todo.append(canonicalize_name(requirement.name))
-    return seen
+def _imports(module):
+    """Third-party modules a module of the package imports (functions included)."""
+    return imported_modules((PACKAGE / module).read_text()) - {"posenc"}
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -154,22 +126,19 @@ def test_extras_provide_what_each_module_imports(module):
     """What a module imports comes from the base dependencies or from the extras it belongs to."""
     extras = PYPROJECT["project"]["optional-dependencies"]
     wanted = MODULE_EXTRAS.get(module, set())
-    declared = _declared(PYPROJECT["project"]["dependencies"])
-    for extra in wanted:
-        declared |= _declared(extras[extra])
-    provided = _closure(declared)
-    owners = importlib.metadata.packages_distributions()
-    missing = {name: owners.get(name) for name in _imports(PACKAGE / module)
-               if not {canonicalize_name(d) for d in owners.get(name, [])} & provided}
+    requirements = [*PYPROJECT["project"]["dependencies"], *(r for e in wanted for r in extras[e])]
+    provided = closure(declared(requirements))
+    owners = providers()
+    missing = {name: owners.get(name) for name in _imports(module)
+               if not owners.get(name, set()) & provided}
     assert missing == {}, f"{module} imports what neither the base nor {sorted(wanted)} provide"
 
 
 def test_every_extra_is_imported_by_its_module():
     """No extra installs something its module does not import."""
-    owners = importlib.metadata.packages_distributions()
+    owners = providers()
     for extra, requirements in PYPROJECT["project"]["optional-dependencies"].items():
         modules = [m for m, wanted in MODULE_EXTRAS.items() if extra in wanted]
         assert modules, f"no module uses the extra [{extra}]"
-        imported = {canonicalize_name(d) for m in modules for name in _imports(PACKAGE / m)
-                    for d in owners.get(name, [])}
-        assert _declared(requirements) <= imported, f"[{extra}] installs what no module imports"
+        imported = {d for m in modules for name in _imports(m) for d in owners.get(name, ())}
+        assert declared(requirements) <= imported, f"[{extra}] installs what no module imports"

@@ -10,7 +10,6 @@ Chromium is needed as for the site tests: without it the tests are skipped, or f
 POSENC_REQUIRE_BROWSER=1 (as in CI).
 """
 
-import os
 import re
 import subprocess
 import sys
@@ -18,22 +17,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from sphinx_external_toc.parsing import parse_toc_yaml
+
+# The site tests' settings and helpers: the build folder, the browser, the pages, TeX leftovers.
+from test_site import BUILD, CHROMIUM, PAGES, RAW_TEX, REQUIRE_BROWSER, _source
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD = Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT)) / "_build"
 PDF = BUILD / "pdf" / "positional-encoding-course.pdf"
-CHROMIUM = Path(os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium"))
-REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER") == "1"
-SITE_MAP = parse_toc_yaml(str(ROOT / "_toc.yml"))
-DOCS = [SITE_MAP.root.docname, *(d for d in SITE_MAP if d != SITE_MAP.root.docname)]
-RAW_TEX = ("$$", "\\(", "\\)", "\\[", "\\]", "\\begin{")
+DOCS = PAGES  # every page of _toc.yml, in reading order
 HIDDEN = {"remove-cell", "remove-input"}  # code the book does not show
 LONG_LINE = 80  # characters: wider than a code block of the printed page
-
-
-def _source(docname):
-    return next(p for p in (ROOT / f"{docname}{s}" for s in (".ipynb", ".md")) if p.exists())
 
 
 def _cells(docname):
