@@ -7,6 +7,7 @@ call nothing).
 """
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -94,3 +95,14 @@ def test_make_colab_cells_runs_the_tool():
                          capture_output=True, text=True)
     assert dry.returncode == 0, dry.stderr
     assert "tools/colab_cell.py" in dry.stdout
+
+
+def test_every_written_pip_install_names_the_configured_repository():
+    """README.md and the book's pages show the same address as the Colab cell."""
+    files = [ROOT / "README.md", *sorted((ROOT / "book").glob("**/*.md"))]
+    found = [(path.name, m.group(1), m.group(2)) for path in files
+             for m in re.finditer(r"posenc(?:\[\w+\])? @ git\+(\S+?)@([\w.\-/]+)\"",
+                                  path.read_text())]
+    assert found, "no pip install of the package from the repository is shown"
+    wrong = [f for f in found if f[1:] != (URL, BRANCH)]
+    assert wrong == []
