@@ -7,16 +7,24 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HTML   := _build/html/index.html
+PDF    := _build/pdf/positional-encoding-course.pdf
 PORT   ?= 8000
+
+# `make book TORCH_CPU=1` (or `make test TORCH_CPU=1`), on a fresh clone: install torch's
+# CPU-only build from PyTorch's wheel index instead of PyPI's build, which pulls several GB of
+# CUDA libraries (for Linux without an NVIDIA GPU). Off by default: it needs that index.
+TORCH_CPU       ?=
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_INDEX))
 
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab strip clean
+.PHONY: book test serve lab strip clean pdf colab-cells
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --requirement requirements.txt
+	$(BIN)/python -m pip install --quiet $(PIP_TORCH_CPU) --requirement requirements.txt
 	touch $@
 
 book: $(STAMP)
@@ -42,6 +50,20 @@ NBSTRIPOUT_ARGS := --keep-output --keep-count --keep-id --extra-keys "metadata.l
 
 strip: $(STAMP)
 	$(BIN)/nbstripout $(NBSTRIPOUT_ARGS) $(wildcard book/*.ipynb assignments/*/*.ipynb)
+
+# The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed by
+# Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
+# Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
+pdf: $(STAMP)
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
+	@echo
+	@echo "The PDF is built. Open file://$(CURDIR)/$(PDF)"
+
+# Put the Colab install cell (the address of _config.yml's repository:) first in every
+# notebook; run it after changing the repository's address or adding a notebook.
+colab-cells: $(STAMP)
+	$(BIN)/python tools/colab_cell.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

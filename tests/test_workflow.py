@@ -1,4 +1,6 @@
-"""The GitHub Actions workflow: it parses, builds and deploys the book, and runs the tests.
+"""The GitHub Actions workflows: book.yml builds and deploys the book and runs the tests;
+release.yml, on a version tag, builds and checks the package, builds the PDF, publishes with
+trusted publishing and attaches the PDF to the GitHub release.
 
 GitHub only reads the YAML when it runs; these checks catch a broken file, a missing job or
 step, and a `make` target that the workflow (or .ci/run, which its test job runs) calls but
@@ -18,20 +20,27 @@ WORKFLOW_FILE = ROOT / ".github" / "workflows" / "book.yml"
 WORKFLOW = yaml.safe_load(WORKFLOW_FILE.read_text())
 JOBS = WORKFLOW["jobs"]
 CI_RUN = (ROOT / ".ci" / "run").read_text()
+RELEASE = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+RELEASE_JOBS = RELEASE["jobs"]
+PDF = "_build/pdf/positional-encoding-course.pdf"
 
 
-def _runs(job):
+def _runs(job, jobs=JOBS):
     """The shell commands of a job's `run:` steps."""
-    return [step["run"] for step in JOBS[job]["steps"] if "run" in step]
+    return [step["run"] for step in jobs[job]["steps"] if "run" in step]
 
 
-def _uses(job):
+def _uses(job, jobs=JOBS):
     """The actions a job uses, without their versions: {"actions/checkout": step, ...}."""
-    return {step["uses"].split("@")[0]: step for step in JOBS[job]["steps"] if "uses" in step}
+    return {step["uses"].split("@")[0]: step for step in jobs[job]["steps"] if "uses" in step}
+
+
+def _triggers(workflow):
+    return workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as True
 
 
 def test_runs_on_every_push():
-    triggers = WORKFLOW.get("on", WORKFLOW.get(True))  # YAML 1.1 reads a bare `on` as True
+    triggers = _triggers(WORKFLOW)
     assert "push" in triggers
     assert triggers["push"] is None, "push must not be limited to some branches"
 
@@ -63,7 +72,8 @@ def test_test_job_runs_ci_run_which_requires_the_browser():
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_every_make_target_called_exists_in_the_makefile():
-    commands = [cmd for job in JOBS for cmd in _runs(job)] + [CI_RUN]
+    commands = [cmd for job in JOBS for cmd in _runs(job)] + [CI_RUN] + [
+        cmd for job in RELEASE_JOBS for cmd in _runs(job, RELEASE_JOBS)]
     targets = sorted({t for cmd in commands for t in re.findall(r"\bmake\s+([\w-]+)", cmd)})
     assert targets, "the workflow and .ci/run call no make target"
     for target in targets:
@@ -71,3 +81,55 @@ def test_every_make_target_called_exists_in_the_makefile():
         dry = subprocess.run(["make", "--dry-run", "-C", ROOT, target],
                              capture_output=True, text=True)
         assert dry.returncode == 0, f"make {target}: {dry.stderr.strip()}"
+
+
+# --- release.yml ----------------------------------------------------------------------------
+
+
+def test_release_runs_on_version_tags_only():
+    assert _triggers(RELEASE) == {"push": {"tags": ["v*"]}}
+    assert RELEASE["permissions"] == {"contents": "read"}
+
+
+def test_release_builds_and_checks_the_package_of_the_tagged_version():
+    runs = _runs("build", RELEASE_JOBS)
+    assert str(_uses("build", RELEASE_JOBS)["actions/setup-python"]["with"]["python-version"]) \
+        == "3.11"
+    assert any("code/posenc/_version.py" in r and '"$GITHUB_REF_NAME" = "v$version"' in r
+               for r in runs), "the tag is not compared with the package's version"
+    assert "python -m pip install $(grep -E '^(build|twine)==' requirements.txt)" in runs
+    assert "python -m build" in runs
+    assert "python -m twine check --strict dist/*" in runs
+    assert _uses("build", RELEASE_JOBS)["actions/upload-artifact"]["with"]["path"] == "dist/"
+
+
+def test_release_builds_the_pdf_with_debian_chromium():
+    job = RELEASE_JOBS["pdf"]
+    assert job["container"] == "python:3.11-bookworm"
+    runs = _runs("pdf", RELEASE_JOBS)
+    assert any("apt-get install -y -q chromium" in r for r in runs)
+    assert "make pdf" in runs
+    assert _uses("pdf", RELEASE_JOBS)["actions/upload-artifact"]["with"]["path"] == PDF
+
+
+def test_release_publishes_with_trusted_publishing_after_build_and_pdf():
+    job = RELEASE_JOBS["publish"]
+    assert sorted(job["needs"]) == ["build", "pdf"]
+    assert job["permissions"] == {"id-token": "write"}
+    assert job["environment"]["name"] == "pypi"
+    uses = _uses("publish", RELEASE_JOBS)
+    assert "pypa/gh-action-pypi-publish" in uses
+    assert "with" not in uses["pypa/gh-action-pypi-publish"], "trusted publishing needs no token"
+    assert uses["actions/download-artifact"]["with"] == {"name": "dist", "path": "dist/"}
+
+
+def test_release_attaches_the_pdf_and_the_distributions():
+    job = RELEASE_JOBS["github-release"]
+    assert job["needs"] == ["publish"]
+    assert job["permissions"] == {"contents": "write"}
+    downloads = [s["with"]["name"] for s in job["steps"]
+                 if s.get("uses", "").startswith("actions/download-artifact")]
+    assert sorted(downloads) == ["dist", "pdf"]
+    create = next(r for r in _runs("github-release", RELEASE_JOBS) if "gh release create" in r)
+    assert "pdf/positional-encoding-course.pdf" in create and "dist/*" in create
+    assert "--notes-file notes.md" in create

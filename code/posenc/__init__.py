@@ -33,4 +33,4 @@ __all__ = [
     "rope",
     "shift_matrix",
 ]
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402  (the one place the version is written)

@@ -1,0 +1,119 @@
+"""The Binder environment (binder/): only what the notebooks import, pinned like requirements.txt.
+
+Binder cannot be run from here, so the files are checked statically: runtime.txt names Python
+3.11; requirements.txt parses; it installs the package from the repository, the CPU-only torch
+from PyTorch's CPU wheel index, and otherwise exactly the distributions that provide what the
+notebooks import (their code cells, read with ast), each at the version the root
+requirements.txt pins.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from IPython.core.inputtransformer2 import TransformerManager
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from dependencies import closure, imported_modules, providers
+
+ROOT = Path(__file__).resolve().parents[1]
+BINDER = ROOT / "binder"
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# Binder's base image runs the notebooks: Jupyter and its kernel come with it.
+BASE_IMAGE = {"IPython", "ipykernel", "ipywidgets"}
+
+
+def _lines(path):
+    """The non-empty lines of a requirements file, without comments."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def _pins(path):
+    """{canonical name: Requirement} of a requirements file's requirement lines."""
+    requirements = [Requirement(line) for line in _lines(path)
+                    if not line.startswith(("-", ".")) and " @ " not in line]
+    return {canonicalize_name(r.name): r for r in requirements}
+
+
+BINDER_LINES = _lines(BINDER / "requirements.txt")
+BINDER_PINS = _pins(BINDER / "requirements.txt")
+ROOT_PINS = _pins(ROOT / "requirements.txt")
+
+
+def _notebook_imports():
+    """Top-level modules imported by the notebooks' code cells (IPython magics transformed)."""
+    transform = TransformerManager().transform_cell
+    return {name for notebook in NOTEBOOKS for cell in nbformat.read(notebook, as_version=4).cells
+            if cell.cell_type == "code" for name in imported_modules(transform(cell.source))}
+
+
+def test_runtime_is_python_311():
+    assert (BINDER / "runtime.txt").read_text() == "python-3.11\n"
+
+
+def test_requirements_parse_and_pin_every_distribution():
+    options = [line for line in BINDER_LINES if line.startswith("-")]
+    assert options == [f"--extra-index-url {CPU_INDEX}"]
+    assert "." in BINDER_LINES, "the package itself is installed from the repository root"
+    others = [line for line in BINDER_LINES if not line.startswith("-") and line != "."]
+    assert len(others) == len(BINDER_PINS)
+    for name, requirement in BINDER_PINS.items():
+        (spec,) = requirement.specifier
+        assert spec.operator == "==", f"{name} is not pinned"
+
+
+def test_torch_is_the_cpu_build():
+    (spec,) = BINDER_PINS["torch"].specifier
+    assert Version(spec.version).local == "cpu"
+
+
+def test_versions_are_those_of_the_root_requirements():
+    for name, requirement in BINDER_PINS.items():
+        assert name in ROOT_PINS, f"{name} is not in the root requirements.txt"
+        (ours,) = requirement.specifier
+        (theirs,) = ROOT_PINS[name].specifier
+        assert Version(ours.version).public == Version(theirs.version).public, name
+
+
+def test_nothing_from_the_book_toolchain_tests_or_browser():
+    assert BINDER_PINS.keys().isdisjoint({"jupyter-book", "sphinx-exercise", "jupyterlab",
+                                          "pytest", "nbval", "hypothesis", "playwright",
+                                          "build", "twine", "pypdf", "otter-grader"})
+
+
+@pytest.fixture(scope="module")
+def owners():
+    """{module name: canonical names of the installed distributions that provide it}."""
+    return providers()
+
+
+def test_binder_lists_only_what_the_notebooks_import(owners):
+    imported = {d for module in _notebook_imports() for d in owners.get(module, ())}
+    unused = sorted(set(BINDER_PINS) - imported)
+    assert unused == [], f"binder/requirements.txt installs what no notebook imports: {unused}"
+
+
+def test_binder_provides_everything_the_notebooks_import(owners):
+    provided = closure(set(BINDER_PINS) | {"posenc"})
+    missing = sorted(module for module in _notebook_imports() - BASE_IMAGE
+                     if not owners.get(module, set()) & provided)
+    assert missing == [], f"notebooks import what Binder does not install: {missing}"
+
+
+def _install_recipe(*variables):
+    """The pip command `make` would run to set up .venv, with the given variables."""
+    dry = subprocess.run(["make", "--dry-run", "--always-make", "-C", ROOT, ".venv/.installed",
+                          *variables], capture_output=True, text=True, check=True)
+    return next(line for line in dry.stdout.splitlines() if " -m pip install " in line)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_makefile_opts_in_to_the_cpu_index_with_torch_cpu_1():
+    assert f"--extra-index-url {CPU_INDEX}" in _install_recipe("TORCH_CPU=1")
+    assert "--extra-index-url" not in _install_recipe()

@@ -1,0 +1,178 @@
+"""The PDF of the whole book (`make pdf`), read back with pypdf.
+
+The fixture builds the PDF the way `make pdf` does (the single-page HTML, printed by headless
+Chromium through tools/print_pdf.py) when it is missing or older than the book's sources, then
+the tests check what a reader of the PDF gets: every page of _toc.yml (as a bookmark and as
+text), typeset formulas (no TeX left in the text), every figure, the solutions of the
+exercises, the bibliography, and long code lines printed whole (wrapped, not clipped).
+
+Chromium is needed as for the site tests: without it the tests are skipped, or fail when
+POSENC_REQUIRE_BROWSER=1 (as in CI).
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+# The site tests' settings and helpers: the build folder, the browser, the pages, TeX leftovers.
+from test_site import BUILD, CHROMIUM, PAGES, RAW_TEX, REQUIRE_BROWSER, _source
+
+ROOT = Path(__file__).resolve().parents[1]
+PDF = BUILD / "pdf" / "positional-encoding-course.pdf"
+DOCS = PAGES  # every page of _toc.yml, in reading order
+HIDDEN = {"remove-cell", "remove-input"}  # code the book does not show
+LONG_LINE = 80  # characters: wider than a code block of the printed page
+
+
+def _cells(docname):
+    """The cells of a notebook page; a markdown page is one markdown cell."""
+    source = _source(docname)
+    if source.suffix == ".md":
+        return [nbformat.v4.new_markdown_cell(source.read_text())]
+    return nbformat.read(source, as_version=4).cells
+
+
+def _title(docname):
+    """The first '# ' heading of a page."""
+    for cell in _cells(docname):
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    raise AssertionError(f"{docname} has no title")
+
+
+def _squash(text):
+    """Text without any whitespace: line wrapping must not matter."""
+    return re.sub(r"\s+", "", text)
+
+
+def _stale():
+    if not PDF.exists():
+        return True
+    sources = [ROOT / "_config.yml", ROOT / "_toc.yml", ROOT / "tools" / "print_pdf.py",
+               ROOT / "tools" / "print.css", *ROOT.glob("book/**/*")]
+    built = PDF.stat().st_mtime
+    return any(p.stat().st_mtime > built for p in sources if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def pdf():
+    """The PDF, built if needed: {"reader": PdfReader, "text": all pages' text, "outline": [...]}."""
+    from pypdf import PdfReader
+
+    if _stale():
+        missing = None if CHROMIUM.exists() else f"no Chromium at {CHROMIUM}"
+        if missing and REQUIRE_BROWSER:
+            pytest.fail(f"the PDF cannot be built: {missing}")
+        if missing:
+            pytest.skip(f"the PDF cannot be built: {missing}")
+        jupyter_book = Path(sys.executable).with_name("jupyter-book")
+        for command in ([jupyter_book, "build", ROOT, "--builder", "singlehtml", "-W", "-n",
+                         "--keep-going", "--path-output", BUILD.parent],
+                        [sys.executable, ROOT / "tools" / "print_pdf.py", BUILD / "singlehtml",
+                         PDF]):
+            run = subprocess.run(command, capture_output=True, text=True)
+            if run.returncode:
+                pytest.fail(f"{command[1]} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+    reader = PdfReader(PDF)
+
+    def titles(outline):
+        for item in outline:
+            yield from titles(item) if isinstance(item, list) else [item.title]
+
+    return {"reader": reader, "text": "\n".join(p.extract_text() for p in reader.pages),
+            "outline": list(titles(reader.outline))}
+
+
+@pytest.mark.parametrize("docname", DOCS)
+def test_every_page_of_the_toc_is_in_the_pdf(pdf, docname):
+    """Its title is a bookmark of the PDF, and its first paragraph is in the text."""
+    title = _squash(_title(docname))
+    assert any(_squash(entry).endswith(title) for entry in pdf["outline"]), title
+    assert title in _squash(pdf["text"])
+
+
+def _code_text():
+    """All code the book prints (cell sources and text outputs), without whitespace."""
+    parts = []
+    for doc in DOCS:
+        for cell in _cells(doc):
+            if cell.cell_type == "code":
+                parts.append(cell.source)
+                for output in cell.get("outputs", []):
+                    parts.append(output.get("text", ""))
+                    parts.append(output.get("data", {}).get("text/plain", ""))
+    return _squash("\n".join(parts))
+
+
+def test_formulas_are_typeset(pdf):
+    """No TeX delimiter in the prose (code, such as a regular expression, may contain one)."""
+    code = _code_text()
+    prose = [line for line in pdf["text"].splitlines() if _squash(line) not in code]
+    leftovers = {mark: line for line in prose for mark in RAW_TEX if mark in line}
+    assert leftovers == {}, "raw TeX delimiters in the PDF's text"
+    assert len(prose) > 1000
+
+
+def _images(resources, seen):
+    """The number of image objects in a page's resources (inside forms too) not yet seen.
+
+    Reading the objects' dictionaries is enough: pypdf's page.images decodes every image.
+    """
+    xobjects = resources.get_object().get("/XObject") if resources else None
+    count = 0
+    for reference in (xobjects.get_object().values() if xobjects else []):
+        xobject = reference.get_object()
+        if xobject.get("/Subtype") == "/Image" and reference.idnum not in seen:
+            seen.add(reference.idnum)
+            count += 1
+        elif xobject.get("/Subtype") == "/Form":
+            count += _images(xobject.get("/Resources"), seen)
+    return count
+
+
+def test_every_figure_is_embedded(pdf):
+    figures = sum(1 for doc in DOCS for cell in _cells(doc) if cell.cell_type == "code"
+                  for output in cell.get("outputs", []) if "image/png" in output.get("data", {}))
+    figures += sum(len(re.findall(r"!\[|```\{(?:figure|image)\}", cell.source))
+                   for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown")
+    seen = set()
+    images = sum(_images(page.get("/Resources"), seen) for page in pdf["reader"].pages)
+    assert figures > 0
+    assert images >= figures
+
+
+def test_exercises_come_with_their_solutions(pdf):
+    solutions = sum(len(re.findall(r"```\{solution(?:-start)?\}", cell.source))
+                    for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown")
+    assert solutions > 0
+    assert len(re.findall(r"Solution to\s*Exercise", pdf["text"])) == solutions
+
+
+def test_bibliography_is_included(pdf):
+    assert "Bibliography" in pdf["outline"]
+    assert "Attention Is All You Need" in pdf["text"]
+
+
+def _long_code_lines():
+    """Code lines the book shows that are too wide for the page."""
+    lines = []
+    for doc in DOCS:
+        for cell in _cells(doc):
+            if cell.cell_type == "code" and not HIDDEN & set(cell.metadata.get("tags", [])):
+                lines += [line.strip() for line in cell.source.splitlines()
+                          if len(line) > LONG_LINE and not line.lstrip().startswith("%")]
+    return lines
+
+
+def test_long_code_lines_are_printed_whole(pdf):
+    lines = _long_code_lines()
+    assert len(lines) >= 3, "no long code lines to check"
+    text = _squash(pdf["text"])
+    clipped = [line for line in lines if _squash(line) not in text]
+    assert clipped == []
