@@ -86,8 +86,18 @@ def pair_loop_encoding(seq_len: int, d_model: int, *, base: float = 10000.0,
     repair, ``math.ceil``) the last pair writes its cosine one column past the end and
     NumPy raises ``IndexError``. For an even ``d_model`` the values are right.
 
+    Args:
+        seq_len: number of positions, an ``int >= 0``.
+        d_model: width, an ``int >= 1``.
+        base: the constant of the formula, a ``float > 0``.
+        round_up: use ``ceil(d_model / 2)`` pairs instead of ``int(d_model / 2)``.
+
     Returns:
         ``numpy.ndarray`` ``(seq_len, d_model)``, float64.
+
+    Raises:
+        IndexError: ``round_up=True`` with an odd ``d_model`` (the flaw). No argument
+            checks: bad arguments fail inside NumPy or Python with their own messages.
     """
     n_pairs = math.ceil(d_model / 2) if round_up else int(d_model / 2)
     out = np.zeros((seq_len, d_model))
@@ -117,6 +127,13 @@ def textbook_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, offs
     :func:`posenc.positional_encoding` uses the angle-addition identities. It has no
     argument checks. :mod:`posenc.bench` times it as the baseline.
 
+    Args:
+        seq_len: number of positions (rows), an ``int >= 0``.
+        d_model: width (columns), an ``int >= 1``.
+        base: the constant of the formula (10000 in the paper), a ``float > 0``.
+        offset: position of the first row, an ``int >= 0``.
+        dtype: a NumPy floating-point dtype for the result.
+
     Returns:
         ``numpy.ndarray`` ``(seq_len, d_model)`` in ``dtype`` (computed in float64,
         rounded once at the end).
@@ -142,7 +159,10 @@ def float32_div_term_parts(seq_len: int, d_model: int, *, offset: int = 0,
     not depend on the CPU (PyTorch's own float32 ``exp`` may differ in the last bit).
 
     Args:
-        seq_len, d_model: the table's shape; ``offset`` is the first position.
+        seq_len: number of positions, an ``int >= 0``.
+        d_model: width, an ``int >= 1``.
+        offset: the first position, an ``int >= 0``.
+        base: the constant of the formula, a ``float > 0``.
 
     Returns:
         ``(exponent, div_term, angles)``, float32 arrays of shapes ``(n_pairs,)``,
@@ -172,8 +192,14 @@ def float32_div_term_encoding(seq_len: int, d_model: int, *, offset: int = 0,
     - for an odd ``d_model`` the ``ceil(d_model / 2)`` cosines do not fit into the
       ``floor(d_model / 2)`` odd columns: NumPy raises ``ValueError``.
 
+    Args:
+        seq_len, d_model, offset, base: as for :func:`float32_div_term_parts`.
+
     Returns:
         ``numpy.ndarray`` ``(seq_len, d_model)``, float32.
+
+    Raises:
+        ValueError: ``d_model`` is odd (the flaw).
     """
     angles = float32_div_term_parts(seq_len, d_model, offset=offset, base=base)[2].astype(np.float64)
     table = np.zeros((seq_len, d_model), dtype=np.float32)
@@ -190,6 +216,16 @@ def add_table_without_batch_axis(x, table):
     ``(batch, d_model)``: it fails when ``seq_len != batch`` and, when
     ``seq_len == batch``, silently adds ``PE[b]`` to sample ``b`` at every time step. Works
     with NumPy arrays and PyTorch tensors alike. A made-up bug, not from a source.
+
+    Args:
+        x: array or tensor of shape ``(seq_len, batch, d_model)``.
+        table: array or tensor of shape ``(max_len, d_model)``, ``max_len >= seq_len``.
+
+    Returns:
+        ``x + table[:seq_len]``, broadcast as described above.
+
+    Raises:
+        ValueError (NumPy) or RuntimeError (PyTorch): ``seq_len != batch`` and neither is 1.
     """
     return x + table[: x.shape[0]]
 
@@ -210,6 +246,10 @@ def gfg_like_table(position: int, d_model: int):
     ``(position, d_model)``; the output is always float32. Despite the float32 divisor the
     angles are float64 (NumPy promotes an int64 array divided by a float32 scalar), so
     the values equal ours rounded to float32.
+
+    Args:
+        position: number of positions, an ``int >= 0``.
+        d_model: width, an ``int >= 1`` (odd widths work).
 
     Returns:
         ``tf.Tensor`` ``(1, position, d_model)``, float32.
@@ -235,6 +275,10 @@ def tutorial_like_table(length: int, depth: int):
     What is different: the concatenated layout ``[sin | cos]`` instead of the paper's
     interleaved pairs (same numbers, columns permuted); for an odd ``depth`` the table
     has ``depth + 1`` columns (``np.arange(depth / 2)`` has ``ceil(depth / 2)`` entries).
+
+    Args:
+        length: number of positions, an ``int >= 0``.
+        depth: width ``d_model``, an ``int >= 1``.
 
     Returns:
         ``tf.Tensor`` ``(length, 2 * ceil(depth / 2))``, float32.
@@ -262,8 +306,14 @@ def float32_div_term_encoding_torch(seq_len: int, d_model: int, *, offset: int =
     What is wrong: float32 angles (error growing with the position) and, for an odd
     ``d_model``, a ``RuntimeError`` when the cosines are assigned.
 
+    Args:
+        seq_len, d_model, offset, base: as for :func:`float32_div_term_parts`.
+
     Returns:
         ``torch.Tensor`` ``(seq_len, d_model)``, float32.
+
+    Raises:
+        RuntimeError: ``d_model`` is odd (the flaw).
     """
     import torch
 
@@ -300,6 +350,10 @@ def _torch_classes() -> dict:
         depend on ``max_len``; no dropout, no ``offset`` (every single-token step gets
         ``PE[0]``); inputs longer than ``max_len`` fail; the float32 table promotes a
         float16 input to a float32 output; no argument checks.
+
+        Args: ``d_model`` (``int``, even), ``max_len`` (``int``, default 5000).
+        Shapes: ``forward(x)``: ``x`` ``(batch, seq_len, d_model)`` with
+        ``seq_len <= max_len``; the result has the same shape.
         """
 
         def __init__(self, d_model, max_len=5000):
@@ -324,6 +378,10 @@ def _torch_classes() -> dict:
         ``PE[b]`` to every position of sample ``b`` (the size-1 axis broadcasts over the
         positions). Also float32 angles, no ``offset``, a fixed ``max_len``, ``RuntimeError``
         for an odd ``d_model``.
+
+        Args: ``d_model`` (``int``, even), ``dropout`` (``float`` in ``[0, 1]``, default 0.1),
+        ``max_len`` (``int``, default 5000).
+        Shapes: ``forward(x)``: ``x`` ``(seq_len, batch, d_model)``; same shape out.
         """
 
         def __init__(self, d_model, dropout=0.1, max_len=5000):
@@ -348,6 +406,9 @@ def _torch_classes() -> dict:
         ``.half()`` rounds it to float16 for good (``.float()`` does not bring the digits
         back), and every input gets the buffer's precision (a float64 input gets float32
         values). No checks, no dropout, no growth.
+
+        Args: ``d_model`` (``int >= 1``), ``max_len`` (``int >= 0``).
+        Shapes: ``forward(x, offset=0)``: ``x`` ``(..., seq_len, d_model)``; same shape out.
         """
 
         def __init__(self, d_model, max_len):
@@ -364,6 +425,9 @@ def _torch_classes() -> dict:
         ``.half()`` and ``.cuda()`` leave it as it is (on a GPU the first ``forward``
         would fail with a device mismatch) and ``state_dict`` ignores it.
         ``forward(x)`` adds ``pe[:seq_len]``.
+
+        Args: ``d_model`` (``int >= 1``), ``max_len`` (``int >= 0``).
+        Shapes: ``forward(x)``: ``x`` ``(..., seq_len, d_model)``; same shape out.
         """
 
         def __init__(self, d_model, max_len):
