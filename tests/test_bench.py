@@ -1,17 +1,9 @@
 """posenc.bench: the benchmark runs and prints its table (speed itself is not tested)."""
 
-import numpy as np
-
-import posenc
 from posenc import bench
 
 TINY = ["--seq-len", "70", "--d-model", "9", "--loop-size", "4", "--batch", "2",
         "--layer-seq-len", "5", "--layer-d-model", "8", "--repeat", "2", "--number", "1"]
-
-
-def test_textbook_baseline_is_the_same_encoding():
-    np.testing.assert_allclose(bench.textbook_encoding(70, 9),
-                               posenc.positional_encoding(70, 9, dtype=np.float32), atol=1e-7)
 
 
 def test_prints_one_row_per_comparison(capsys):

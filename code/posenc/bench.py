@@ -10,9 +10,9 @@ Rows:
 
 - loops / vectorized: :func:`posenc.positional_encoding_loop` against
   :func:`posenc.positional_encoding` (speed-up of the vectorized version).
-- textbook / posenc: the textbook NumPy form (full angle matrix, ``np.sin`` on the even
-  columns, ``np.cos`` on the odd ones) against :func:`posenc.positional_encoding`, float32
-  output (speed-up of the angle-addition method).
+- textbook / posenc: the textbook NumPy form :func:`posenc.foils.textbook_encoding` (full
+  angle matrix, ``np.sin`` for the even columns, ``np.cos`` for the odd ones) against
+  :func:`posenc.positional_encoding`, float32 output (speed-up of the angle-addition method).
 - PyTorch module / bare add: ``PositionalEncoding.forward`` against ``x + table[:seq_len]``
   with a ready table, float32 and bfloat16 (cost of the module; 1.0 is free).
 - Keras layer / bare add: the layer's call against ``tf.add`` with a constant table.
@@ -26,6 +26,7 @@ import timeit
 import numpy as np
 
 from .encoding import positional_encoding, positional_encoding_loop
+from .foils import textbook_encoding
 
 
 def ratio(a, b, repeat: int, number: int) -> tuple[float, float, float]:
@@ -43,23 +44,12 @@ def ratio(a, b, repeat: int, number: int) -> tuple[float, float, float]:
     return min(a_times), min(b_times), float(np.median([ta / tb for ta, tb in pairs]))
 
 
-def textbook_encoding(seq_len: int, d_model: int, base: float = 10000.0,
-                      dtype=np.float32) -> np.ndarray:
-    """The textbook vectorized form, as tutorials write it, kept here as the baseline."""
-    positions = np.arange(seq_len)[:, np.newaxis]
-    columns = np.arange(d_model)[np.newaxis, :]
-    angles = positions / np.power(base, 2 * (columns // 2) / d_model)
-    angles[:, 0::2] = np.sin(angles[:, 0::2])
-    angles[:, 1::2] = np.cos(angles[:, 1::2])
-    return angles.astype(dtype)
-
-
 def numpy_rows(args) -> list[tuple[str, str, tuple[float, float, float]]]:
     n_loop = args.loop_size
     loops = (lambda: positional_encoding_loop(n_loop, n_loop),
              lambda: positional_encoding(n_loop, n_loop))
     shape = (args.seq_len, args.d_model)
-    textbook = (lambda: textbook_encoding(*shape),
+    textbook = (lambda: textbook_encoding(*shape, dtype=np.float32),
                 lambda: positional_encoding(*shape, dtype=np.float32))
     return [
         ("loops / vectorized", f"({n_loop}, {n_loop}) float64",
@@ -77,7 +67,7 @@ def pytorch_rows(args):
     from .pytorch import PositionalEncoding
 
     torch.manual_seed(0)
-    module = PositionalEncoding(args.d_model, max_len=args.seq_len).eval()
+    module = PositionalEncoding(d_model=args.d_model, max_len=args.seq_len).eval()
     rows = []
     for dtype in (torch.float32, torch.bfloat16):
         x = torch.randn(args.batch, args.seq_len, args.d_model).to(dtype)
