@@ -493,15 +493,23 @@ def test_the_book_has_numbered_exercises(desktop):
 
 
 def _solution_lines(master):
-    """Lines that only the solutions of an Otter master contain (not its prompts or text)."""
-    inside, solution, other = False, set(), set()
+    """Lines that only the solutions of an Otter master contain: its markdown solution cells,
+    and in its solution code cells the lines between `# BEGIN SOLUTION` and `# END SOLUTION`
+    (the student version keeps the rest of such a cell: signature, docstring, prompts)."""
+    in_block, solution, other = False, set(), set()
     for cell in master.cells:
         if cell.cell_type == "raw":
-            inside = {"# BEGIN SOLUTION": True, "# END SOLUTION": False}.get(cell.source.strip(), inside)
+            in_block = {"# BEGIN SOLUTION": True, "# END SOLUTION": False}.get(cell.source.strip(), in_block)
             continue
-        lines = {line.strip() for line in cell.source.splitlines() if len(line.strip()) > 12}
-        (solution if inside else other).update(lines)
-    return {line for line in solution - other if "SOLUTION" not in line}
+        hidden = in_block and cell.cell_type == "markdown"
+        for line in cell.source.splitlines():
+            if line.strip().startswith("# END SOLUTION"):
+                hidden = False
+            if len(line.strip()) > 12 and "SOLUTION" not in line:
+                (solution if hidden or line.rstrip().endswith("# SOLUTION") else other).add(line.strip())
+            if in_block and line.strip().startswith("# BEGIN SOLUTION"):
+                hidden = True
+    return solution - other
 
 
 def test_every_assignment_has_a_page():
@@ -523,7 +531,7 @@ def test_assignment_download_is_the_student_notebook(desktop, docname):
     nbformat.validate(student)
     assert student.metadata["otter"]["assignment_name"] == name
     text = response.text()
-    for marker in ("BEGIN SOLUTION", "END SOLUTION", "hidden=True", "# HIDDEN", "BEGIN QUESTION"):
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "hidden=True", "# HIDDEN"):
         assert marker not in text, f"{marker!r} in the downloaded notebook"
     master = nbformat.read(ROOT / "assignments" / name / f"{name}.ipynb", as_version=4)
     secrets = _solution_lines(master)
