@@ -20,14 +20,27 @@ PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_I
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab strip clean pdf colab-cells
+.PHONY: book test serve lab strip clean pdf colab-cells assignments
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet $(PIP_TORCH_CPU) --requirement requirements.txt
 	touch $@
 
-book: $(STAMP)
+# Student and autograder versions of every assignment master assignments/<name>/<name>.ipynb,
+# in _build/assignments/<name>/{student,autograder}/. `otter assign` runs every test, hidden
+# ones included, on the master's solutions and fails (so does make) if one fails.
+assignments: $(STAMP)
+	@set -e; for master in assignments/*/*.ipynb; do \
+	  name=$$(basename $$master .ipynb); \
+	  test "$$master" = "assignments/$$name/$$name.ipynb" || continue; \
+	  echo "otter assign $$master -> _build/assignments/$$name"; \
+	  rm -rf _build/assignments/$$name; \
+	  $(BIN)/otter assign $$master _build/assignments/$$name; \
+	done
+
+# The book links each assignment's student notebook (built by `make assignments`) for download.
+book: $(STAMP) assignments
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/$(HTML)"

@@ -79,7 +79,8 @@ def _html_is_stale():
     if not pages:
         return True
     built = max(p.stat().st_mtime for p in pages)
-    sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *ROOT.glob("book/**/*")]
+    sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *ROOT.glob("book/**/*"),
+               *ROOT.glob("assignments/**/*")]
     return any(p.stat().st_mtime > built for p in sources if p.is_file())
 
 
@@ -94,6 +95,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def base_url():
     """Build the book if needed, serve _build/html on 127.0.0.1 and yield its URL."""
     if _html_is_stale():
+        # The assignment pages link the student notebooks that `make assignments` generates.
+        assignments = subprocess.run(["make", "-C", ROOT, "assignments"], capture_output=True, text=True)
+        if assignments.returncode:
+            pytest.fail(f"make assignments failed:\n{assignments.stdout[-3000:]}\n{assignments.stderr[-3000:]}")
         jupyter_book = Path(sys.executable).with_name("jupyter-book")
         build = subprocess.run(
             [jupyter_book, "build", ROOT, "-W", "-n", "--keep-going",
@@ -166,6 +171,10 @@ COLLECT_JS = """async () => {
     next: document.querySelector(".prev-next-area a.right-next")?.href || null,
     launch: group("launch"), source: group("source"), download: group("download"),
     code_blocks: document.querySelectorAll("div.highlight pre").length,
+    chapter: document.querySelector("h1 .section-number")?.textContent.trim() || null,
+    captions: Array.from(document.querySelectorAll(
+      "div.exercise > p.admonition-title, div.solution > p.admonition-title"), e => e.textContent.trim()),
+    downloads: Array.from(document.querySelectorAll("a.download[href]"), a => a.href),
     copy_buttons: document.querySelectorAll("div.highlight button.copybtn").length,
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     too_wide: document.documentElement.scrollWidth <= document.documentElement.clientWidth ? [] :
@@ -453,3 +462,80 @@ def test_chapter_screenshot(request, viewport):
     assert report.status == 200
     png = path.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == width
+
+
+# --- exercises and assignments ------------------------------------------------------------------
+
+CHAPTERS = [p for p in PAGES if (ROOT / f"{p}.ipynb").exists()]
+ASSIGNMENTS = [p for p in PAGES if p.startswith("book/assignments/")
+               and (ROOT / "assignments" / posixpath.basename(p)).is_dir()]
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_exercises_are_numbered_per_chapter(desktop, docname):
+    """Exercise and solution captions read "Exercise <chapter>.<n>", n = 1, 2, ... in order."""
+    dom = desktop(docname).dom
+    captions = dom["captions"]
+    if not captions:
+        return
+    assert dom["chapter"], f"{docname} has exercises but no chapter number in its title"
+    chapter = dom["chapter"].rstrip(".")
+    numbers = [re.match(rf"(?:Solution to )?Exercise {re.escape(chapter)}\.(\d+)\b", c) for c in captions]
+    unnumbered = [c for c, n in zip(captions, numbers) if not n]
+    assert not unnumbered, f"captions not numbered {chapter}.<n>: {unnumbered}"
+    exercises = [int(n[1]) for c, n in zip(captions, numbers) if not c.startswith("Solution")]
+    assert exercises == list(range(1, len(exercises) + 1)), f"exercise numbers {exercises}"
+
+
+def test_the_book_has_numbered_exercises(desktop):
+    """The check above has something to check."""
+    assert any(desktop(p).dom["captions"] for p in CHAPTERS)
+
+
+def _solution_lines(master):
+    """Lines that only the solutions of an Otter master contain: its markdown solution cells,
+    and in its solution code cells the lines between `# BEGIN SOLUTION` and `# END SOLUTION`
+    (the student version keeps the rest of such a cell: signature, docstring, prompts)."""
+    in_block, solution, other = False, set(), set()
+    for cell in master.cells:
+        if cell.cell_type == "raw":
+            in_block = {"# BEGIN SOLUTION": True, "# END SOLUTION": False}.get(cell.source.strip(), in_block)
+            continue
+        hidden = in_block and cell.cell_type == "markdown"
+        for line in cell.source.splitlines():
+            if line.strip().startswith("# END SOLUTION"):
+                hidden = False
+            if len(line.strip()) > 12 and "SOLUTION" not in line:
+                (solution if hidden or line.rstrip().endswith("# SOLUTION") else other).add(line.strip())
+            if in_block and line.strip().startswith("# BEGIN SOLUTION"):
+                hidden = True
+    return solution - other
+
+
+def test_every_assignment_has_a_page():
+    """Each master in assignments/ has its page in the Assignments part."""
+    masters = {p.parent.name for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.parent.name}
+    assert masters and masters == {posixpath.basename(p) for p in ASSIGNMENTS}
+
+
+@pytest.mark.parametrize("docname", ASSIGNMENTS)
+def test_assignment_download_is_the_student_notebook(desktop, docname):
+    """The page's download link gives <name>.ipynb: the student notebook, without solutions."""
+    name = posixpath.basename(docname)
+    links = [url for url in desktop(docname).dom["downloads"] if url.endswith(".ipynb")]
+    assert len(links) == 1, f"expected one notebook download on {docname}, found {links}"
+    assert posixpath.basename(urlsplit(links[0]).path) == f"{name}.ipynb", "the download must keep its name"
+    response = desktop.context.request.get(links[0])
+    assert response.status == 200, links[0]
+    student = nbformat.reads(response.text(), as_version=4)
+    nbformat.validate(student)
+    assert student.metadata["otter"]["assignment_name"] == name
+    text = response.text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "hidden=True", "# HIDDEN"):
+        assert marker not in text, f"{marker!r} in the downloaded notebook"
+    master = nbformat.read(ROOT / "assignments" / name / f"{name}.ipynb", as_version=4)
+    secrets = _solution_lines(master)
+    assert secrets, "no solution lines found in the master"
+    sources = "\n".join(cell.source for cell in student.cells)
+    leaked = sorted(line for line in secrets if line in sources)
+    assert not leaked, "solution lines in the downloaded notebook:\n" + "\n".join(leaked)

@@ -1,0 +1,346 @@
+"""The graded assignments: Otter-Grader masters in assignments/<name>/<name>.ipynb.
+
+What an instructor relies on, checked on every master:
+
+- ``otter assign`` turns it into a student notebook and an autograder zip;
+- the student notebook as handed out scores 0 on every autograded question, and the
+  master's solutions score full marks;
+- the checks discriminate: each realistic wrong answer below (1-based positions, ``j``
+  instead of ``2i``, the concatenated layout, a crash on odd widths, float32 angles,
+  sequence-first slicing, each planted bug of debug-the-module re-broken, ...) loses the
+  points of its question and only those;
+- a student function that raises fails its question while the others are still graded;
+- a renamed or half-done notebook gets a clear message, not a traceback from inside otter.
+
+Otter runs in subprocesses only: importing it emits a DeprecationWarning (through ipylab)
+that this project's ``filterwarnings = error`` would turn into a failure. Grading uses
+``otter.api.grade_submission`` (no Docker). Everything is generated once per session under
+_build/test-assignments (otter assign cannot find its own zip when the output folder is
+outside the repository), and the slow steps (kernels) run two at a time.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "_build" / "test-assignments"
+MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.parent.name)
+NAMES = [p.stem for p in MASTERS]
+WORKERS = 2  # the CI machine has two cores
+TIMEOUT = 600
+
+
+# Each wrong answer: (label, the question that must lose its points, edits). An edit
+# (marker, old, new) replaces `old` by `new` in the one answer cell of the solution notebook
+# that contains `marker`; every edit must apply, so a wrong answer cannot silently vanish.
+WRONG_ANSWERS = {
+    "build-the-encoding": [
+        ("hand table from 1-based positions", "q1", [
+            ("hand_table = np.array", "    [0.0000, 1.0000, 0.0000, 1.0000],   # pos 0: sin 0, cos 0, sin 0, cos 0\n", ""),
+            ("hand_table = np.array", "    [0.9093, -0.4161, 0.0200, 0.9998],  # pos 2: angles 2 and 0.02\n",
+             "    [0.9093, -0.4161, 0.0200, 0.9998],\n    [0.1411, -0.9900, 0.0300, 0.9996],\n")]),
+        ("loops: 1-based positions", "q2", [
+            ("def positional_encoding_loop", "angle = pos / base", "angle = (pos + 1) / base")]),
+        ("loops: exponent j instead of 2i", "q2", [
+            ("def positional_encoding_loop", "base ** (2 * i / d_model)", "base ** (j / d_model)")]),
+        ("vectorized: concatenated [sin | cos] layout", "q3", [
+            ("def positional_encoding(", "return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "return np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])], axis=1)")]),
+        ("vectorized: crash on odd widths", "q3", [
+            ("def positional_encoding(", "return np.where(",
+             "pe = np.empty((seq_len, d_model))\n"
+             "    pe[:, 0::2] = np.sin(angles[:, 0::2])\n"
+             "    pe[:, 1::2] = np.cos(angles[:, 0::2])\n"
+             "    return pe\n    return np.where(")]),
+        ("vectorized: float32 angles", "q3", [
+            ("def positional_encoding(", "dtype=np.float64)[:, np.newaxis]", "dtype=np.float32)[:, np.newaxis]"),
+            ("def positional_encoding(", "angles = positions * omega", "angles = positions * omega.astype(np.float32)")]),
+        ("vectorized: offset ignored", "q3", [
+            ("def positional_encoding(", "np.arange(offset, offset + seq_len,", "np.arange(0, seq_len,")]),
+        ("vectorized: the function raises", "q3", [
+            ("def positional_encoding(", '"""The encoding as one broadcast computation',
+             'raise NotImplementedError("not vectorized yet")\n    """The encoding as one broadcast computation')]),
+        ("wavelengths: angular frequency instead of wavelength", "q4", [
+            ("def wavelengths", "return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "return base ** (-2.0 * pair_index / d_model)")]),
+        ("wavelengths: exponent j instead of 2i", "q4", [
+            ("def wavelengths", "base ** (2.0 * pair_index / d_model)", "base ** (np.arange(d_model) / d_model)")]),
+    ],
+    "debug-the-module": [
+        # Each planted bug re-broken in the fixed class (the student notebook has all six).
+        ("sequence-first slicing re-broken", "q1", [
+            ("NO PROMPT", 'pe.unsqueeze(0), persistent=False)', 'pe.unsqueeze(1), persistent=False)'),
+            ("NO PROMPT", "self.pe[:, offset : offset + x.size(1)]", "self.pe[offset : offset + x.size(0)]")]),
+        ("float32 angles re-broken", "q2", [
+            ("NO PROMPT", "torch.arange(0, max_len, dtype=torch.float64)", "torch.arange(0, max_len, dtype=torch.float32)"),
+            ("NO PROMPT", "torch.arange(d_model, dtype=torch.float64)", "torch.arange(d_model, dtype=torch.float32)"),
+            ("NO PROMPT", "torch.zeros(max_len, d_model, dtype=torch.float64)", "torch.zeros(max_len, d_model)")]),
+        ("1-based positions re-broken", "q3", [
+            ("NO PROMPT", "torch.arange(0, max_len,", "torch.arange(1, max_len + 1,")]),
+        ("exponent j instead of 2i re-broken", "q4", [
+            ("NO PROMPT", "10000.0 ** (-2 * (column // 2) / d_model)", "10000.0 ** (-column / d_model)")]),
+        ("crash on odd widths re-broken", "q5", [
+            ("NO PROMPT", "pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])",
+             "for j in range(0, d_model, 2):\n            pe[:, j] = torch.sin(angles[:, j])\n"
+             "            pe[:, j + 1] = torch.cos(angles[:, j + 1])")]),
+        ("dropout active in eval re-broken", "q6", [
+            ("NO PROMPT", "self.dropout = nn.Dropout(dropout)", "self.dropout = dropout"),
+            ("NO PROMPT", "return self.dropout(x)", "return nn.functional.dropout(x, self.dropout)")]),
+    ],
+    "attend-by-position": [
+        ("rotation the wrong way (transposed blocks)", "q1", [
+            ("def rotation_for_shift", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)")]),
+        ("head looks k tokens ahead", "q2", [
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = posenc.shift_matrix(k, 64)")]),
+        ("no temperature: the softmax stays flat", "q2", [
+            ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
+        ("spread along rows instead of diagonals", "q3", [
+            ("def dot_product_spread", "diagonal = np.diagonal(gram, offset=delta)", "diagonal = gram[delta]")]),
+    ],
+}
+
+GRADE_SCRIPT = """
+import json, sys
+from otter.api import grade_submission
+zip_path, *submissions = sys.argv[1:]
+scores = {}
+for path in submissions:
+    results = grade_submission(path, zip_path, quiet=True)
+    scores[path] = {name: [results.get_result(name).score, results.get_result(name).possible,
+                           results.get_result(name).summary()] for name in results.test_files}
+print(json.dumps(scores))
+"""
+
+
+@dataclass
+class Assignment:
+    """One master and what `otter assign` made of it."""
+
+    name: str
+    folder: Path                # WORK / name
+    assign: subprocess.CompletedProcess
+    variants: dict              # label -> submission notebook path
+    scores: dict = None         # label -> {question: (score, possible, summary)}
+
+    @property
+    def student(self):
+        return self.folder / "student" / f"{self.name}.ipynb"
+
+    @property
+    def solution(self):
+        return self.folder / "autograder" / f"{self.name}.ipynb"
+
+    @property
+    def autograder_zip(self):
+        (zip_path,) = (self.folder / "autograder").glob(f"{self.name}-autograder_*.zip")
+        return zip_path
+
+
+def _run(command, **kwargs):
+    """Run a command (otter and kernels live in subprocesses) and capture its output."""
+    return subprocess.run([str(c) for c in command], capture_output=True, text=True,
+                          timeout=TIMEOUT, **kwargs)
+
+
+def _parallel(jobs):
+    """Call every function of jobs, two at a time, and return their results in order."""
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return list(pool.map(lambda job: job(), jobs))
+
+
+def _answer_cell(nb, marker):
+    """The one code cell of nb whose source contains marker."""
+    cells = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]
+    assert len(cells) == 1, f"{len(cells)} code cells contain {marker!r}"
+    return cells[0]
+
+
+def _wrong_answer(solution, edits):
+    """A copy of the solution notebook with the edits of one wrong answer applied."""
+    nb = nbformat.read(solution, as_version=4)
+    for marker, old, new in edits:
+        cell = _answer_cell(nb, marker)
+        assert cell.source.count(old) == 1, f"{old!r} is not once in the cell of {marker!r}"
+        cell.source = cell.source.replace(old, new)
+    return nb
+
+
+def _submission(folder, label, nb):
+    """Write nb as <folder>/<label>/<name>.ipynb (submissions keep the notebook's name)."""
+    path = folder / "submissions" / label.replace(" ", "-").replace(":", "") / nb.metadata["otter"]["assignment_name"]
+    path = path.with_suffix(".ipynb")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def _execute(notebook):
+    """Run a notebook the way a student does (all cells, errors shown) and return it."""
+    result = _run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                   "--allow-errors", "--inplace", notebook.name], cwd=notebook.parent)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return nbformat.read(notebook, as_version=4)
+
+
+@pytest.fixture(scope="module")
+def assignments():
+    """otter assign on every master, then every submission graded: once per session."""
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    # Without its tests run here (--no-run-tests): grading the solution below does that, and
+    # `make assignments` runs otter assign with them.
+    runs = _parallel([lambda m=m: _run([sys.executable, "-m", "otter", "assign", "--no-run-tests",
+                                        m, WORK / m.stem]) for m in MASTERS])
+    found = {}
+    for master, run in zip(MASTERS, runs):
+        a = Assignment(master.stem, WORK / master.stem, run, {})
+        found[a.name] = a
+        if run.returncode:
+            continue
+        a.variants["student"] = _submission(a.folder, "student", nbformat.read(a.student, 4))
+        a.variants["solution"] = _submission(a.folder, "solution", nbformat.read(a.solution, 4))
+        for label, _, edits in WRONG_ANSWERS.get(a.name, []):
+            a.variants[label] = _submission(a.folder, label, _wrong_answer(a.solution, edits))
+
+    def grade(a):
+        paths = list(a.variants.values())
+        result = _run([sys.executable, "-c", GRADE_SCRIPT, a.autograder_zip, *paths], cwd=a.folder)
+        assert result.returncode == 0, result.stderr[-3000:]
+        by_path = json.loads(result.stdout.strip().splitlines()[-1])
+        a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
+
+    _parallel([lambda a=a: grade(a) for a in found.values() if a.assign.returncode == 0])
+    return found
+
+
+def _autograded(nb):
+    """The autograded questions of a generated notebook: the tests stored in its metadata."""
+    return sorted(nb.metadata["otter"]["tests"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_otter_assign_succeeds(assignments, name):
+    a = assignments[name]
+    assert a.assign.returncode == 0, a.assign.stdout[-3000:] + a.assign.stderr[-3000:]
+    assert a.student.exists() and a.solution.exists() and a.autograder_zip.exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_student_notebook_scores_zero(assignments, name):
+    scores = assignments[name].scores["student"]
+    assert scores, "no autograded question"
+    assert {q: s[0] for q, s in scores.items()} == {q: 0 for q in scores}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solutions_score_full_marks(assignments, name):
+    scores = assignments[name].scores["solution"]
+    failed = {q: s[2] for q, s in scores.items() if s[0] != s[1]}
+    assert not failed, "\n".join(failed.values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_autograded_question_has_public_and_hidden_tests(assignments, name):
+    """Public tests in the student notebook; hidden ones only in the autograder."""
+    a = assignments[name]
+    questions = set(a.scores["solution"])
+    student = nbformat.read(a.student, 4)
+    assert set(_autograded(student)) == questions, "every autograded question has public tests"
+    for question, source in student.metadata["otter"]["tests"].items():
+        assert "hidden=False" in source and "hidden=True" not in source, question
+    solution = nbformat.read(a.solution, 4)
+    for question, source in solution.metadata["otter"]["tests"].items():
+        assert "hidden=True" in source, f"{question} has no hidden test"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_autograded_question_has_a_wrong_answer(name):
+    """Every autograded code question is covered by at least one wrong answer below."""
+    solution = nbformat.read(MASTERS[NAMES.index(name)], 4)
+    questions = {c.source.split("name:")[1].split()[0] for c in solution.cells
+                 if c.cell_type == "raw" and c.source.startswith("# BEGIN QUESTION")
+                 and "manual: true" not in c.source}
+    assert questions == {q for _, q, _ in WRONG_ANSWERS[name]}
+
+
+WRONG = [(name, label, question) for name, answers in WRONG_ANSWERS.items()
+         for label, question, _ in answers]
+
+
+@pytest.mark.parametrize(("name", "label", "question"), WRONG,
+                         ids=[f"{n}: {label}" for n, label, _ in WRONG])
+def test_wrong_answer_loses_its_points_only(assignments, name, label, question):
+    scores = assignments[name].scores[label]
+    assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
+    others = {q: s[2] for q, s in scores.items() if q != question and s[0] != s[1]}
+    assert not others, f"{label} also lost points elsewhere:\n" + "\n".join(others.values())
+
+
+@pytest.fixture(scope="module")
+def executed(assignments):
+    """Notebooks run as a student runs them: renamed copies, and a half-done one."""
+    paths = {}
+    for a in assignments.values():
+        # The self-check's set-up is in the first code cells: run only up to those.
+        nb = nbformat.read(a.student, 4)
+        nb.cells = nb.cells[:3]
+        renamed = a.folder / "renamed" / "my-copy.ipynb"
+        renamed.parent.mkdir(exist_ok=True)
+        nbformat.write(nb, renamed)
+        paths[a.name, "renamed"] = renamed
+    # build-the-encoding with question 1 answered only.
+    a = assignments["build-the-encoding"]
+    nb = nbformat.read(a.student, 4)
+    _answer_cell(nb, "hand_table =").source = _answer_cell(
+        nbformat.read(a.solution, 4), "hand_table = np.array").source
+    half = a.folder / "half-done" / f"{a.name}.ipynb"
+    half.parent.mkdir(exist_ok=True)
+    nbformat.write(nb, half)
+    paths[a.name, "half-done"] = half
+    jobs = [lambda p=p: _execute(p) for p in paths.values()]
+    return dict(zip(paths, _parallel(jobs)))
+
+
+def _text(output):
+    """What a student reads of one cell output."""
+    if output.output_type == "error":
+        return f"{output.ename}: {output.evalue}\n" + "\n".join(output.traceback)
+    return output.get("text", "") + output.get("data", {}).get("text/plain", "")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_renamed_notebook_gets_a_clear_message(executed, name):
+    nb = executed[name, "renamed"]
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    errors = [o for o in first.outputs if o.output_type == "error"]
+    assert errors and errors[0].ename == "FileNotFoundError"
+    assert f"back its name {name}.ipynb" in errors[0].evalue
+    assert "site-packages" not in _text(errors[0]), "a traceback from inside a library"
+
+
+def test_half_done_notebook_gets_clear_messages(executed):
+    nb = executed["build-the-encoding", "half-done"]
+    checks = {c.source.split('"')[1]: "".join(_text(o) for o in c.outputs)
+              for c in nb.cells if c.cell_type == "code" and c.source.startswith("grader.check(")}
+    assert "q1 results: All test cases passed!" in checks["q1"], checks["q1"]
+    for question, function in [("q2", "positional_encoding_loop"), ("q3", "positional_encoding"),
+                               ("q4", "wavelengths")]:
+        assert "finish the function" in checks[question] or "is not defined" in checks[question], checks[question]
+        assert function in checks[question]
+        assert "Traceback" not in checks[question] and "site-packages" not in checks[question]
+
+
+def test_wrong_answers_are_graded_with_a_message(assignments):
+    """The grader's report names what is wrong, e.g. the function that raised."""
+    report = assignments["build-the-encoding"].scores["vectorized: the function raises"]["q3"][2]
+    assert "NotImplementedError: not vectorized yet" in report
