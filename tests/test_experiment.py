@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 
 from posenc import experiment as ex  # noqa: E402
 from posenc.experiment import (  # noqa: E402
+    accuracy_by_position,
     ENCODINGS,
     MAX_COUNT,
     N_SYMBOLS,
@@ -250,3 +251,12 @@ def test_a_short_training_learns_the_shift_only_with_positions():
         assert losses[-1] < losses[0]
     assert accuracy["rope"] > 0.9
     assert accuracy["none"] < SHIFT_K / 16 + 0.05
+
+
+def test_accuracy_by_position_averages_to_evaluate():
+    model = build_model("none", "shift")
+    by_position = accuracy_by_position(model, 10, n_sequences=32, seed=3)
+    assert by_position.shape == (10,) and by_position.dtype == torch.float64
+    assert evaluate(model, 10, n_sequences=32, seed=3) == pytest.approx(float(by_position.mean()))
+    assert torch.equal(by_position * 32, (by_position * 32).round())  # a count out of 32
+    assert bool(((by_position >= 0) & (by_position <= 1)).all())

@@ -14,7 +14,7 @@ module imports PyTorch; ``import posenc`` does not import it.
   not matter: at each position output how often its token occurs in the sequence.
 - :func:`make_batch` draws seeded batches of a task; :func:`build_model` builds a seeded
   :class:`TinyTransformer`; :func:`train` trains it; :func:`evaluate` measures its accuracy
-  at a given length; :func:`attention_maps` returns its attention weights for plotting.
+  at a given length (:func:`accuracy_by_position`, position by position); :func:`attention_maps` returns its attention weights for plotting.
 
 Everything is seeded: the same arguments give the same model, batches and losses in one
 process. For bit-identical results across runs also call ``torch.set_num_threads(1)`` and
@@ -387,9 +387,9 @@ def train(
     return losses
 
 
-def evaluate(model: TinyTransformer, seq_len: int, *, n_sequences: int = 256,
-             seed: int = 12345) -> float:
-    """Accuracy of ``model`` on fresh sequences of ``seq_len`` tokens of its task.
+def accuracy_by_position(model: TinyTransformer, seq_len: int, *, n_sequences: int = 256,
+                         seed: int = 12345) -> torch.Tensor:
+    """Accuracy of ``model`` at every position of fresh sequences of ``seq_len`` tokens.
 
     Args:
         model: a :class:`TinyTransformer`.
@@ -400,8 +400,8 @@ def evaluate(model: TinyTransformer, seq_len: int, *, n_sequences: int = 256,
             training seed).
 
     Returns:
-        The fraction of all ``n_sequences * seq_len`` positions whose most likely class is the
-        target, a ``float`` in ``[0, 1]``.
+        A float64 tensor of shape ``(seq_len,)``: entry ``pos`` is the fraction of the
+        ``n_sequences`` sequences whose most likely class at position ``pos`` is the target.
 
     Raises:
         TypeError: ``model`` is not a :class:`TinyTransformer`, or a bad argument type.
@@ -415,7 +415,20 @@ def evaluate(model: TinyTransformer, seq_len: int, *, n_sequences: int = 256,
     model.eval()
     with torch.no_grad(), _one_thread():
         predicted = model(tokens).argmax(dim=-1)
-    return (predicted == targets).double().mean().item()
+    return (predicted == targets).double().mean(dim=0)
+
+
+def evaluate(model: TinyTransformer, seq_len: int, *, n_sequences: int = 256,
+             seed: int = 12345) -> float:
+    """Accuracy of ``model`` on fresh sequences of ``seq_len`` tokens of its task.
+
+    Args and errors as :func:`accuracy_by_position`.
+
+    Returns:
+        The fraction of all ``n_sequences * seq_len`` positions whose most likely class is
+        the target, a ``float`` in ``[0, 1]`` (the mean of :func:`accuracy_by_position`).
+    """
+    return accuracy_by_position(model, seq_len, n_sequences=n_sequences, seed=seed).mean().item()
 
 
 def attention_maps(model: TinyTransformer, tokens: torch.Tensor) -> list[torch.Tensor]:
