@@ -181,7 +181,8 @@ def test_learned_fails_clearly_past_max_len_others_run():
 @pytest.mark.parametrize("encoding", ["sinusoidal", "rope"])
 def test_base_and_d_model_are_wired_in(encoding):
     x = tokens()
-    slow, fast = build_model(encoding, "shift", base=10000.0), build_model(encoding, "shift", base=10.0)
+    slow = build_model(encoding, "shift", base=10000.0)
+    fast = build_model(encoding, "shift", base=10.0)
     assert fast.base == 10.0
     assert (fast.rotary if encoding == "rope" else fast.position).base == 10.0
     assert not torch.allclose(slow(x), fast(x))

@@ -14,7 +14,8 @@ module imports PyTorch; ``import posenc`` does not import it.
   not matter: at each position output how often its token occurs in the sequence.
 - :func:`make_batch` draws seeded batches of a task; :func:`build_model` builds a seeded
   :class:`TinyTransformer`; :func:`train` trains it; :func:`evaluate` measures its accuracy
-  at a given length (:func:`accuracy_by_position`, position by position); :func:`attention_maps` returns its attention weights for plotting.
+  at a given length (:func:`accuracy_by_position`, position by position);
+  :func:`attention_maps` returns its attention weights for plotting.
 
 Everything is seeded: the same arguments give the same model, batches and losses in one
 process. For bit-identical results across runs also call ``torch.set_num_threads(1)`` and
@@ -112,7 +113,8 @@ def make_batch(
     if task == "shift":
         tokens = torch.randint(N_SYMBOLS, (batch_size, seq_len), generator=generator)
         targets = torch.full_like(tokens, N_SYMBOLS)
-        targets[:, SHIFT_K:] = tokens[:, :-SHIFT_K] if seq_len > SHIFT_K else targets[:, SHIFT_K:]
+        if seq_len > SHIFT_K:
+            targets[:, SHIFT_K:] = tokens[:, :-SHIFT_K]
         return tokens, targets
     if seq_len > N_SYMBOLS:
         raise ValueError(
@@ -148,7 +150,7 @@ class _Block(nn.Module):
         batch, seq_len, d_model = x.shape
         head_dim = d_model // self.n_heads
         q, keys, v = (self.qkv(self.norm1(x)).view(batch, seq_len, 3, self.n_heads, head_dim)
-                      .permute(2, 0, 3, 1, 4))              # each (batch, n_heads, seq_len, head_dim)
+                      .permute(2, 0, 3, 1, 4))   # each (batch, n_heads, seq_len, head_dim)
         if rotary is not None:
             q, keys = rotary(q, keys)
         scores = q @ keys.transpose(-2, -1) / math.sqrt(head_dim)
@@ -180,8 +182,10 @@ class TinyTransformer(nn.Module):
       (Press et al. 2022). In an encoder this bias is symmetric: it gives the distance
       between two tokens but not which one comes first.
 
-    Build it with :func:`build_model` (seeded). Attributes: ``encoding``, ``task``,
-    ``d_model``, ``n_heads``, ``n_layers``, ``max_len``, ``base``.
+    Build it with :func:`build_model`, which seeds the initial weights; the arguments, their
+    defaults and the errors they raise are those of :func:`build_model` without ``seed``.
+    Attributes: ``encoding``, ``task``, ``d_model``, ``n_heads``, ``n_layers``, ``max_len``,
+    ``base``.
 
     Shapes:
         ``forward(tokens)``: ``tokens`` of shape ``(batch, seq_len)``, an integer dtype,
@@ -191,9 +195,21 @@ class TinyTransformer(nn.Module):
         (row: query position, column: key position; each row sums to 1).
     """
 
-    def __init__(self, encoding: str, task: str, *, d_model: int, n_heads: int, n_layers: int,
-                 max_len: int, base: float) -> None:
+    def __init__(self, encoding: str, task: str, *, d_model: int = 32, n_heads: int = 4,
+                 n_layers: int = 1, max_len: int = 64, base: float = 10000.0) -> None:
         super().__init__()
+        encoding = _check_choice("encoding", encoding, ENCODINGS)
+        task = _check_choice("task", task, TASKS)
+        d_model = check_int("d_model", d_model, minimum=1)
+        n_heads = check_int("n_heads", n_heads, minimum=1)
+        n_layers = check_int("n_layers", n_layers, minimum=1)
+        max_len = check_int("max_len", max_len, minimum=1)
+        base = check_base(base)
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+        if encoding == "rope" and (d_model // n_heads) % 2:
+            raise ValueError(f"'rope' rotates pairs of coordinates: the head width "
+                             f"d_model // n_heads = {d_model // n_heads} must be even")
         self.encoding, self.task = encoding, task
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
         self.max_len, self.base = max_len, base
@@ -295,19 +311,7 @@ def build_model(
         ValueError: unknown ``encoding`` or ``task``; a size < 1; ``d_model`` not divisible
             by ``n_heads``; an odd head width with ``"rope"``; a bad ``base``.
     """
-    encoding = _check_choice("encoding", encoding, ENCODINGS)
-    task = _check_choice("task", task, TASKS)
-    d_model = check_int("d_model", d_model, minimum=1)
-    n_heads = check_int("n_heads", n_heads, minimum=1)
-    n_layers = check_int("n_layers", n_layers, minimum=1)
-    max_len = check_int("max_len", max_len, minimum=1)
-    base = check_base(base)
     seed = check_int("seed", seed)
-    if d_model % n_heads:
-        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
-    if encoding == "rope" and (d_model // n_heads) % 2:
-        raise ValueError(f"'rope' rotates pairs of coordinates: the head width d_model // n_heads "
-                         f"= {d_model // n_heads} must be even")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyTransformer(encoding, task, d_model=d_model, n_heads=n_heads,
