@@ -12,16 +12,17 @@ module imports PyTorch; ``import posenc`` does not import it.
 - :data:`TASKS`: ``"shift"``, order-sensitive: at each position output the token ``SHIFT_K``
   positions back (a blank class where there is none); ``"count"``, a control where order does
   not matter: at each position output how often its token occurs in the sequence.
-- :func:`make_batch` draws seeded batches of a task; :func:`build_model` builds a seeded
+- :func:`make_batch` draws seeded batches of a task (:func:`n_classes` classes); :func:`build_model` builds a seeded
   :class:`TinyTransformer`; :func:`train` trains it; :func:`evaluate` measures its accuracy
   at a given length (:func:`accuracy_by_position`, position by position);
   :func:`attention_maps` returns its attention weights for plotting.
 
-Everything is seeded: the same arguments give the same model, batches and losses in one
-process. For bit-identical results across runs also call ``torch.set_num_threads(1)`` and
-``torch.use_deterministic_algorithms(True)``; different CPU kernels (e.g. with
-``ATEN_CPU_CAPABILITY=default``) may still round differently, so claims about trained models
-should be checked with margins, not exact numbers.
+Everything is seeded: the same arguments give the same model, batches and losses, and
+:func:`train` and :func:`evaluate` run on one CPU thread so the number of cores does not
+change the arithmetic (``torch.use_deterministic_algorithms(True)`` also guards against
+nondeterministic kernels). Different CPU kernels (e.g. with ``ATEN_CPU_CAPABILITY=default``)
+may still round differently, so claims about trained models should be checked with margins,
+not exact numbers.
 """
 
 from __future__ import annotations
@@ -193,6 +194,10 @@ class TinyTransformer(nn.Module):
         n_classes(task))``, float32; with ``return_attention=True`` also a list with one
         tensor of attention weights per layer, each ``(batch, n_heads, seq_len, seq_len)``
         (row: query position, column: key position; each row sums to 1).
+
+    Source: the encoder of Vaswani et al. 2017, "Attention Is All You Need", section 3, with
+    the layer normalisation moved to the input of each sub-layer as in GPT-2 (Radford et al.
+    2019, section 2.3); the schemes' sources are given above.
     """
 
     def __init__(self, encoding: str, task: str, *, d_model: int = 32, n_heads: int = 4,
