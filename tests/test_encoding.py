@@ -107,17 +107,35 @@ def test_encoding_at_arbitrary_positions():
     assert np.all(np.abs(got - expected) <= bound)
 
 
-@pytest.mark.parametrize("seq_len, base, row, column, value", [
-    (134, 7169.081669797251, 133, 2, 1.0),   # a sine column: sin(133 w) rounds to 1
-    (140, 1957.6265891536082, 139, 3, -1.0),  # a cosine column: cos(139 w) rounds to -1
+@pytest.mark.parametrize("base, row, column, value", [
+    (7169.081669797251, 133, 2, 1.0),    # sin(133 w) with 133 w = pi / 2
+    (2382.173606524297, 230, 2, -1.0),   # sin(230 w) with 230 w = 3 pi / 2
+    (448.0676043623282, 133, 3, 1.0),    # cos(133 w) with 133 w = 2 pi
+    (1957.6265891536082, 139, 3, -1.0),  # cos(139 w) with 139 w = pi
 ])
-def test_values_never_overshoot_one(seq_len, base, row, column, value):
+def test_values_never_overshoot_one(base, row, column, value):
     """Bases found by search where the angle-addition sum overshoots by one unit in the
-    last place: w = base**-0.5 puts position ``row`` exactly at pi / 2 (or pi), and the
-    block sum comes out at 1 + 2**-52; only the clip brings it back to [-1, 1]."""
-    pe = positional_encoding(seq_len, 4, base=base)
+    last place: w = base**-0.5 (pair 1 of d_model=4) puts position ``row`` at a multiple
+    of pi / 2, and the block sum comes out at +-(1 + 2**-52); only the clip brings it back."""
+    pe = positional_encoding(row + 1, 4, base=base)
     assert pe[row, column] == value
     assert np.abs(pe).max() <= 1.0
+
+
+@pytest.mark.parametrize("d_model, error, message", [
+    (0, ValueError, "d_model must be an integer >= 1, got 0"),
+    (8.0, TypeError, "d_model must be an integer, got float 8.0"),
+    (2**62, ValueError, f"d_model is too large: a (1, {2**62}) float64 table would need "
+     f"{2**65} bytes, more than an array can hold (9223372036854775807)"),
+])
+def test_angular_frequencies_errors(d_model, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        angular_frequencies(d_model)
+
+
+def test_loop_default_base_is_the_papers():
+    np.testing.assert_allclose(positional_encoding_loop(3, 6), exact_encoding(range(3), 6, 10000),
+                               rtol=0, atol=1e-15)
 
 
 def test_angular_frequencies_are_a_geometric_progression():
