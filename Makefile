@@ -20,7 +20,7 @@ PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_I
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab strip clean pdf colab-cells assignments
+.PHONY: book test serve lab strip clean pdf colab-cells assignments mutation
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,21 @@ test: $(STAMP)
 serve: book
 	@echo "Serving _build/html at http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+# Mutation testing (slow, about an hour on 2 cores; not part of `make test`): mutmut changes
+# posenc's code one small edit at a time and reruns the unit tests; a mutant the tests do not
+# notice ("survived") is a gap in the tests or an equivalent change. mutmut only understands
+# a package under src/, so it runs in _build/mutation with code/ copied there as src/
+# (settings: [tool.mutmut] in pyproject.toml). MUTANTS selects mutants by name, e.g.
+# `make mutation MUTANTS='posenc._validate.*'`; `cd _build/mutation && mutmut browse` to inspect.
+MUTANTS ?=
+mutation: $(STAMP)
+	test -x $(BIN)/mutmut || $(BIN)/python -m pip install --quiet mutmut==3.8.1
+	rm -rf _build/mutation && mkdir -p _build/mutation
+	cp -r code _build/mutation/src
+	cp -r tests pyproject.toml _build/mutation/
+	cd _build/mutation && $(CURDIR)/$(BIN)/mutmut run $(MUTANTS); \
+		$(CURDIR)/$(BIN)/mutmut results --all true
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book

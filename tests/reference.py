@@ -1,5 +1,7 @@
 """An independent reference for the tests: the formula evaluated with mpmath at 50 digits."""
 
+import re
+
 import mpmath
 import numpy as np
 
@@ -20,3 +22,23 @@ def exact_encoding(positions, d_model, base=10000):
                 row.append(mpmath.sin(angle) if j % 2 == 0 else mpmath.cos(angle))
             rows.append(row)
         return np.array([[float(v) for v in row] for row in rows]).reshape(len(rows), d_model)
+
+
+def exactly(message):
+    """A regex for ``pytest.raises(match=...)`` that matches the whole message and nothing else."""
+    return "^" + re.escape(message) + "$"
+
+
+def whole_line(message):
+    """A regex matching ``message`` as a whole line: Keras wraps a layer's error message in
+    lines of its own (and bold escapes) but keeps the message on its own line."""
+    return r"(?m)^(\x1b\[1m)?" + re.escape(message) + r"(\x1b\[0m)?$"
+
+
+def assert_nearest(got, exact):
+    """Assert that every entry of ``got`` (NumPy float array) is a value of its dtype nearest to
+    ``exact`` (float64): neither neighbour in its dtype is strictly closer."""
+    error = np.abs(got.astype(np.float64) - exact)
+    for direction in (np.inf, -np.inf):
+        neighbour = np.nextafter(got, np.full_like(got, direction))
+        assert np.all(error <= np.abs(neighbour.astype(np.float64) - exact))

@@ -9,6 +9,8 @@ import posenc  # noqa: E402
 import posenc.pytorch  # noqa: E402
 from posenc.pytorch import PositionalEncoding, positional_encoding  # noqa: E402
 
+from reference import assert_nearest, exact_encoding, exactly  # noqa: E402
+
 
 def test_factory_matches_numpy():
     got = positional_encoding(50, 7, base=100.0, offset=3, dtype=torch.float64)
@@ -17,8 +19,15 @@ def test_factory_matches_numpy():
 
 
 def test_factory_rejects_integer_dtype():
-    with pytest.raises(TypeError, match="floating-point torch.dtype, got torch.int64"):
+    with pytest.raises(TypeError, match=exactly("dtype must be a floating-point torch.dtype, got torch.int64")):
         positional_encoding(4, 6, dtype=torch.int64)
+
+
+@pytest.mark.parametrize("base", [100.0, 2.5])
+def test_module_uses_its_base(base):
+    module = PositionalEncoding(6, max_len=20, base=base)
+    out = module(torch.zeros(1, 20, 6, dtype=torch.float64))
+    np.testing.assert_allclose(out[0].numpy(), exact_encoding(range(20), 6, base), rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize("d_model", [1, 6, 7])
@@ -48,7 +57,11 @@ def test_output_keeps_input_dtype_and_its_precision(dtype):
     exact = torch.from_numpy(posenc.positional_encoding(4096, 512))
     out = PositionalEncoding(512, max_len=4096)(torch.zeros(1, 4096, 512, dtype=dtype))
     assert out.dtype == dtype
-    got = out[0]
+    assert_nearest_torch(out[0], exact)
+
+
+def assert_nearest_torch(got, exact):
+    """Every entry of ``got`` is a value of its dtype nearest to the float64 ``exact``."""
     error = (got.double() - exact).abs()
     for direction in (float("inf"), float("-inf")):
         neighbour = torch.nextafter(got, torch.full_like(got, direction))
@@ -61,33 +74,100 @@ def test_precision_survives_half():
     np.testing.assert_allclose(out.numpy(), posenc.positional_encoding(100, 16), rtol=0, atol=1e-15)
 
 
-def test_table_is_cached_per_dtype_and_device(monkeypatch):
+@pytest.fixture
+def host_computations(monkeypatch):
+    """The (dtype, device) of every table the module computes on the host from now on."""
     calls = []
     original = posenc.pytorch.positional_encoding
     monkeypatch.setattr(posenc.pytorch, "positional_encoding",
-                        lambda *a, **k: calls.append(k["dtype"]) or original(*a, **k))
+                        lambda *a, **k: calls.append((k["dtype"], str(k["device"])))
+                        or original(*a, **k))
+    return calls
+
+
+def test_table_is_cached_per_dtype_and_device(host_computations):
     module = PositionalEncoding(8, max_len=10)  # computes the float32 CPU table
     for _ in range(3):
         module(torch.zeros(2, 5, 8))
         module(torch.zeros(2, 5, 8, dtype=torch.bfloat16))
-    assert calls == [torch.float32, torch.bfloat16]
+    assert host_computations == [(torch.float32, "cpu"), (torch.bfloat16, "cpu")]
     assert module.table(torch.float32) is module.table(torch.float32, "cpu")
 
 
-def test_input_on_another_device():
-    # The meta device has shapes but no data: it shows the table follows the input's device.
-    out = PositionalEncoding(8, max_len=10).to("meta")(torch.zeros(2, 5, 8, device="meta"))
+def test_cache_keeps_only_the_most_recent_tables(host_computations):
+    module = PositionalEncoding(8, max_len=10)
+    dtypes = [torch.float16, torch.bfloat16, torch.float64, torch.float32]
+    for dtype in dtypes:
+        out = module(torch.zeros(1, 10, 8, dtype=dtype))
+        assert_nearest_torch(out[0], torch.from_numpy(posenc.positional_encoding(10, 8)))
+    assert len(module._tables) == posenc.pytorch.CACHE_SIZE == 3
+    assert [dtype for dtype, _ in module._tables] == dtypes[1:]  # float32 was evicted, then reused
+    assert [dtype for dtype, _ in host_computations] == [torch.float32] + dtypes
+
+
+@pytest.mark.parametrize("move, dtype", [
+    (lambda m: m.half(), torch.float16), (lambda m: m.double(), torch.float64),
+    (lambda m: m.to(torch.bfloat16), torch.bfloat16), (lambda m: m.float(), torch.float32),
+    (lambda m: torch.nn.Sequential(m).to("cpu", torch.float64)[0], torch.float64),
+])
+def test_to_prepares_the_table_it_targets(host_computations, move, dtype):
+    module = PositionalEncoding(8, max_len=10)
+    moved = move(module)
+    assert list(module._tables) == [(dtype, torch.device("cpu"))]  # the others are freed
+    calls = len(host_computations)
+    out = moved(torch.zeros(1, 10, 8, dtype=dtype))
+    assert len(host_computations) == calls  # no host computation in forward
+    assert_nearest_torch(out[0], torch.from_numpy(posenc.positional_encoding(10, 8)))
+
+
+def test_input_on_another_device(host_computations):
+    # The meta device has shapes but no data: it shows the table follows the module and
+    # the input to their device, prepared by .to() and not in forward.
+    module = PositionalEncoding(8, max_len=10).to("meta")
+    assert host_computations[-1] == (torch.float32, "meta")
+    calls = len(host_computations)
+    out = module(torch.zeros(2, 5, 8, device="meta"))
+    assert out.device.type == "meta" and out.shape == (2, 5, 8)
+    assert len(host_computations) == calls
+    out = module(torch.zeros(2, 5, 8, device="meta"), offset=torch.tensor(3, device="meta"))
     assert out.device.type == "meta" and out.shape == (2, 5, 8)
 
 
-@pytest.mark.parametrize("seq_len, offset, grown", [(25, 0, 25), (1, 15, 20), (4, 7, 20), (3, 7, 10)])
+@pytest.mark.parametrize("seq_len, offset, grown", [
+    (25, 0, 25), (1, 15, 20), (4, 7, 20), (3, 7, 10), (1, 10, 20),
+    (2, 11, 20), (3, 25, 10), (3, 100, 10), (2, 2**40, 10),  # far past it: computed alone
+])
 def test_grows_past_max_len(seq_len, offset, grown):
     module = PositionalEncoding(8, max_len=10)
-    module(torch.zeros(1, 4, 8))  # fills the cache with the short table
-    out = module(torch.zeros(1, seq_len, 8), offset=offset)
+    module(torch.zeros(1, 4, 8, dtype=torch.float64))
+    out = module(torch.zeros(1, seq_len, 8, dtype=torch.float64), offset=offset)
     assert module.max_len == grown
-    np.testing.assert_allclose(out[0].numpy(), posenc.positional_encoding(seq_len, 8, offset=offset),
-                               atol=1e-7)
+    expected = exact_encoding(range(offset, offset + seq_len), 8)
+    np.testing.assert_allclose(out[0].numpy(), expected, rtol=0, atol=max(offset * 2.0**-52, 1e-15))
+    assert module.table(torch.float64).shape == (grown, 8)
+
+
+def test_failed_growth_leaves_the_module_as_it_was(monkeypatch):
+    module = PositionalEncoding(8, max_len=10)
+    before = module.table()
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError("simulated")
+    monkeypatch.setattr(posenc.pytorch, "positional_encoding", out_of_memory)
+    with pytest.raises(MemoryError):
+        module(torch.zeros(1, 30, 8))
+    assert module.max_len == 10 and module.table() is before
+    monkeypatch.undo()
+    out = module(torch.zeros(1, 5, 8), offset=2)
+    np.testing.assert_allclose(out[0].numpy(), exact_encoding(range(2, 7), 8), rtol=0, atol=6e-8)
+
+
+def test_huge_offset_allocates_only_its_rows():
+    module = PositionalEncoding(8, max_len=10)
+    out = module(torch.zeros(1, 3, 8, dtype=torch.float64), offset=2**52)
+    assert module.max_len == 10 and list(module._tables)[0][0] == torch.float32
+    expected = posenc.encoding.encoding_at(np.arange(2**52, 2**52 + 3), 8, 10000.0)
+    np.testing.assert_array_equal(out[0].numpy(), expected)
 
 
 def test_offset_matches_full_sequence():
@@ -114,45 +194,147 @@ def test_dropout_only_in_training_mode():
     module = PositionalEncoding(64, max_len=16, dropout=0.5)
     x = torch.ones(4, 16, 64)
     torch.manual_seed(0)
-    assert (module.train()(x) == 0).any()
-    torch.testing.assert_close(module.eval()(x), x + module.table())
+    kept = module.train()(x) != 0
+    assert 0.3 < kept.float().mean() < 0.7  # about half the entries survive, scaled by 2
+    expected = 2 * (x.numpy() + posenc.positional_encoding(16, 64))
+    torch.manual_seed(0)
+    out = module(x).numpy()
+    np.testing.assert_allclose(out[kept.numpy()], expected[kept.numpy()], rtol=0, atol=5e-7)
+    np.testing.assert_allclose(module.eval()(x).numpy(), expected / 2, rtol=0, atol=1e-6)
+
+
+def test_dropout_of_one_drops_everything():
+    module = PositionalEncoding(8, max_len=16, dropout=1.0).train()
+    assert torch.all(module(torch.ones(2, 16, 8)) == 0)
 
 
 def test_torch_compile():
-    module = PositionalEncoding(8, max_len=10)
-    compiled = torch.compile(module)
+    compiled = torch.compile(PositionalEncoding(8, max_len=10))
     x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(2))
-    torch.testing.assert_close(compiled(x), module(x))
-    torch.testing.assert_close(compiled(x, 3), module(x, 3))
+    for offset in (0, 3, torch.tensor(4), torch.tensor(5, dtype=torch.int32)):
+        expected = x.numpy() + exact_encoding(range(int(offset), int(offset) + 5), 8)
+        np.testing.assert_allclose(compiled(x, offset).numpy(), expected, rtol=0, atol=5e-7)
+
+
+def test_torch_compile_after_to():
+    module = PositionalEncoding(8, max_len=16).to(torch.float64)
+    compiled = torch.compile(module)
+    for offset in range(3):  # a decoding loop, one token at a time
+        out = compiled(torch.zeros(1, 1, 8, dtype=torch.float64), torch.tensor(offset))
+        assert out.dtype == torch.float64
+        np.testing.assert_allclose(out[0].numpy(), exact_encoding([offset], 8), rtol=0, atol=1e-15)
+    out = compiled(torch.zeros(2, 3, 8, dtype=torch.float64),
+                   positions=torch.tensor([[0, 0, 1], [5, 6, 7]]))
+    np.testing.assert_allclose(out.numpy(), exact_encoding([0, 0, 1, 5, 6, 7], 8).reshape(2, 3, 8),
+                               rtol=0, atol=1e-15)
 
 
 def test_torch_export():
     module = PositionalEncoding(8, max_len=10)
     x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(3))
     exported = torch.export.export(module, (x,))
-    torch.testing.assert_close(exported.module()(x), module(x))
+    np.testing.assert_allclose(exported.module()(x).numpy(), x.numpy() + exact_encoding(range(5), 8),
+                               rtol=0, atol=5e-7)
+
+
+def test_tensor_offset_equals_int_offset():
+    module = PositionalEncoding(6, max_len=10)
+    x = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))
+    for offset in (0, 3, 8, 50, 2**40):  # in, across and far past the table
+        for tensor in (torch.tensor(offset), torch.tensor(offset, dtype=torch.int64)[None][0]):
+            torch.testing.assert_close(module(x, tensor), module(x, offset), rtol=0, atol=0)
+
+
+def test_positions_of_a_left_padded_batch():
+    module = PositionalEncoding(8, max_len=16)
+    x = torch.zeros(2, 5, 8, dtype=torch.float64)
+    # Sequence 0 has two padding tokens on the left: its real tokens are at 0, 1, 2.
+    positions = torch.tensor([[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]])
+    out = module(x, positions=positions)
+    np.testing.assert_allclose(out[0, 2:].numpy(), exact_encoding(range(3), 8), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out[1].numpy(), exact_encoding(range(5), 8), rtol=0, atol=1e-15)
+    shared = module(x, positions=torch.arange(5, dtype=torch.int32))  # one row for the batch
+    torch.testing.assert_close(shared, module(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("top, grown", [(15, 16), (20, 32), (40, 41), (2**40, 16)])
+def test_positions_past_the_table(top, grown):
+    module = PositionalEncoding(8, max_len=16)
+    positions = torch.tensor([[2, top], [0, 1]]) if top < 2**40 else torch.tensor([[2**40 - 1, top]])
+    out = module(torch.zeros(positions.shape + (8,), dtype=torch.float64), positions=positions)
+    assert module.max_len == grown
+    expected = exact_encoding(positions.ravel().tolist(), 8).reshape(out.shape)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=max(top * 2.0**-52, 1e-15))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"positions": torch.zeros(5)}, TypeError,
+     "positions must be an integer torch.Tensor of shape (..., seq_len), got a tensor of dtype torch.float32"),
+    ({"positions": [0, 1, 2, 3, 4]}, TypeError,
+     "positions must be an integer torch.Tensor of shape (..., seq_len), got list"),
+    ({"positions": torch.arange(4)}, ValueError, "positions must have shape (..., seq_len) with "
+     "seq_len=5, broadcastable to the input's (2, 5), got shape (4,)"),
+    ({"positions": torch.zeros(3, 5, dtype=torch.int64)}, ValueError, "positions must have shape "
+     "(..., seq_len) with seq_len=5, broadcastable to the input's (2, 5), got shape (3, 5)"),
+    ({"positions": torch.tensor([0, 1, -2, 3, 4])}, ValueError, "positions must be >= 0, got a minimum of -2"),
+    ({"positions": torch.tensor([0, 1, 2, 3, 2**53])}, ValueError, "positions must be < 2**53 = "
+     "9007199254740992 (float64 holds every position below it exactly), got a maximum of 9007199254740992"),
+    ({"positions": torch.arange(5), "offset": 2}, ValueError, "pass either offset or positions, not both"),
+    ({"positions": torch.arange(5), "offset": torch.tensor(0)}, ValueError,
+     "pass either offset or positions, not both"),
+    ({"offset": torch.tensor(1.0)}, TypeError,
+     "offset must be an integer or an integer tensor, got a tensor of dtype torch.float32"),
+    ({"offset": torch.tensor([1])}, ValueError, "offset must be a scalar (0-dimensional) tensor, got shape (1,)"),
+    ({"offset": torch.tensor(-1)}, ValueError, "offset must be an integer >= 0, got -1"),
+    ({"offset": 2**53 - 4}, ValueError, "offset + seq_len must be <= 2**53 = 9007199254740992 (float64 "
+     "holds every position up to it exactly), got offset=9007199254740988, seq_len=5"),
+])
+def test_offset_and_positions_errors(kwargs, error, message):
+    module = PositionalEncoding(8, max_len=10)
+    with pytest.raises(error, match=exactly(message)):
+        module(torch.zeros(2, 5, 8), **kwargs)
+    assert module.max_len == 10
+
+
+def test_last_exact_positions_are_accepted():
+    out = PositionalEncoding(2, max_len=4)(torch.zeros(1, 5, 2, dtype=torch.float64), offset=2**53 - 5)
+    assert out.shape == (1, 5, 2) and torch.all(out.abs() <= 1)
 
 
 @pytest.mark.parametrize("x, offset, error, message", [
-    (torch.zeros(2, 5, 6), 0, ValueError, "last dimension is 6 but this positional encoding has d_model=8"),
-    (torch.zeros(2, 5, 8, dtype=torch.int64), 0, TypeError, "floating-point torch.Tensor.*torch.int64"),
-    (np.zeros((2, 5, 8)), 0, TypeError, "floating-point torch.Tensor.*got ndarray"),
-    (torch.zeros(8), 0, ValueError, r"at least 2 dimensions, got shape \(8,\)"),
+    (torch.zeros(2, 5, 6), 0, ValueError,
+     "input's last dimension is 6 but this positional encoding has d_model=8; they must be equal"),
+    (torch.zeros(2, 5, 8, dtype=torch.int64), 0, TypeError, "x must be a floating-point "
+     "torch.Tensor of shape (..., seq_len, d_model), got Tensor of dtype torch.int64"),
+    (np.zeros((2, 5, 8)), 0, TypeError,
+     "x must be a floating-point torch.Tensor of shape (..., seq_len, d_model), got ndarray"),
+    (torch.zeros(8), 0, ValueError,
+     "x must have shape (..., seq_len, d_model) with at least 2 dimensions, got shape (8,)"),
     (torch.zeros(1, 5, 8), -1, ValueError, "offset must be an integer >= 0, got -1"),
-    (torch.zeros(1, 5, 8), 1.0, TypeError, "offset must be an integer, got float"),
+    (torch.zeros(1, 5, 8), 1.0, TypeError, "offset must be an integer, got float 1.0"),
 ])
 def test_forward_errors(x, offset, error, message):
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=exactly(message)):
         PositionalEncoding(8, max_len=10)(x, offset=offset)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    ({"d_model": 0}, ValueError, "d_model must be an integer >= 1"),
-    ({"d_model": 8.0}, TypeError, "d_model must be an integer, got float"),
-    ({"d_model": 8, "max_len": -1}, ValueError, "max_len must be an integer >= 0"),
-    ({"d_model": 8, "base": float("nan")}, ValueError, "base must be a finite number > 0"),
-    ({"d_model": 8, "base": -1.0}, ValueError, "base must be a finite number > 0"),
+    ({"d_model": 0}, ValueError, "d_model must be an integer >= 1, got 0"),
+    ({"d_model": 8.0}, TypeError, "d_model must be an integer, got float 8.0"),
+    ({"d_model": 2**62}, ValueError, f"d_model is too large: a (1, {2**62}) float64 table would "
+     f"need {2**65} bytes, more than an array can hold (9223372036854775807)"),
+    ({"d_model": 8, "max_len": -1}, ValueError, "max_len must be an integer >= 0, got -1"),
+    ({"d_model": 8, "max_len": 2**53 + 1}, ValueError, "offset + seq_len must be <= 2**53 = "
+     "9007199254740992 (float64 holds every position up to it exactly), got offset=0, "
+     "seq_len=9007199254740993"),
+    ({"d_model": 8, "base": float("nan")}, ValueError, "base must be a finite number > 1, got nan"),
+    ({"d_model": 8, "base": -1.0}, ValueError, "base must be a finite number > 1, got -1.0"),
+    ({"d_model": 8, "base": 1e-300}, ValueError, "base must be a finite number > 1, got 1e-300"),
+    ({"d_model": 8, "dropout": "0.1"}, TypeError, "dropout must be a real number in [0, 1], got str '0.1'"),
+    ({"d_model": 8, "dropout": None}, TypeError, "dropout must be a real number in [0, 1], got NoneType None"),
+    ({"d_model": 8, "dropout": float("nan")}, ValueError, "dropout must be a real number in [0, 1], got nan"),
+    ({"d_model": 8, "dropout": 1.5}, ValueError, "dropout must be a real number in [0, 1], got 1.5"),
 ])
 def test_constructor_errors(kwargs, error, message):
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=exactly(message)):
         PositionalEncoding(**kwargs)

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 
 import numpy as np
+
+#: Every integer up to ``2**53`` is exact in float64; past it, a position would be
+#: rounded to a neighbouring one before its angle is even computed.
+MAX_POSITION = 2**53
+
+#: Largest number of bytes one array can have (NumPy refuses larger ones outright).
+MAX_BYTES = sys.maxsize
 
 
 def check_int(name: str, value, *, minimum: int | None = 0) -> int:
@@ -36,20 +44,74 @@ def check_int(name: str, value, *, minimum: int | None = 0) -> int:
 
 
 def check_base(base) -> float:
-    """Return ``base`` as a Python ``float`` after checking it is finite and > 0.
+    """Return ``base`` as a Python ``float`` after checking it is finite and > 1.
+
+    Why > 1: the angular frequencies are ``base ** (-2i / d_model)``. For a base above
+    1 they fall from 1 towards ``1 / base``, so every one is finite and > 0 and the
+    wavelengths grow from ``2 * pi`` to ``2 * pi * base``, as in the paper. A base of 1
+    gives every column the same frequency (pairs repeat, nothing tells positions apart
+    beyond ``2 * pi``), and a base below 1 makes the frequencies grow instead of shrink
+    (a tiny one overflows them to infinity and the table to NaN): both are refused.
 
     Raises:
         TypeError: ``base`` is not a real number.
-        ValueError: ``base`` is zero, negative, infinite or NaN.
+        ValueError: ``base`` is NaN, infinite (or too large for a float), or <= 1.
     """
     if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
         raise TypeError(
             f"base must be a real number, got {type(base).__name__} {base!r}"
         )
-    base = float(base)
-    if not math.isfinite(base) or base <= 0.0:
-        raise ValueError(f"base must be a finite number > 0, got {base!r}")
-    return base
+    try:
+        value = float(base)
+    except OverflowError:  # an int too large for a float
+        value = math.inf
+    if not math.isfinite(value) or value <= 1.0:
+        raise ValueError(f"base must be a finite number > 1, got {value!r}")
+    return value
+
+
+def check_dropout(rate) -> float:
+    """Return the dropout probability ``rate`` as a Python ``float`` in ``[0, 1]``.
+
+    Raises:
+        TypeError: ``rate`` is not a real number (``None``, a string, a bool, ...).
+        ValueError: ``rate`` is NaN or outside ``[0, 1]``.
+    """
+    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, numbers.Real):
+        raise TypeError(
+            f"dropout must be a real number in [0, 1], got {type(rate).__name__} {rate!r}"
+        )
+    value = float(rate)
+    if not 0.0 <= value <= 1.0:  # NaN fails both comparisons
+        raise ValueError(f"dropout must be a real number in [0, 1], got {value!r}")
+    return value
+
+
+def check_window(offset: int, seq_len: int) -> None:
+    """Check that positions ``offset .. offset + seq_len - 1`` are all exact in float64.
+
+    Raises:
+        ValueError: ``offset + seq_len > 2**53``; the message names ``offset``.
+    """
+    if offset + seq_len > MAX_POSITION:
+        raise ValueError(
+            f"offset + seq_len must be <= 2**53 = {MAX_POSITION} (float64 holds every "
+            f"position up to it exactly), got offset={offset}, seq_len={seq_len}"
+        )
+
+
+def check_size(name: str, rows: int, columns: int) -> None:
+    """Check that a float64 array of ``rows x columns`` entries can exist at all.
+
+    Raises:
+        ValueError: it would need more bytes than an array can have; the message
+            names the argument ``name`` (the one that made it too large).
+    """
+    if rows * columns * 8 > MAX_BYTES:
+        raise ValueError(
+            f"{name} is too large: a ({rows}, {columns}) float64 table would need "
+            f"{rows * columns * 8} bytes, more than an array can hold ({MAX_BYTES})"
+        )
 
 
 def check_float_dtype(dtype) -> np.dtype:

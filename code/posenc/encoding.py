@@ -17,7 +17,14 @@ import math
 
 import numpy as np
 
-from ._validate import check_base, check_float_dtype, check_int
+from ._validate import (
+    MAX_POSITION,
+    check_base,
+    check_float_dtype,
+    check_int,
+    check_size,
+    check_window,
+)
 
 
 def angular_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
@@ -25,7 +32,8 @@ def angular_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
 
     Args:
         d_model: width of the encoding, an ``int >= 1``.
-        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 1``
+            (so every frequency is finite, between ``1 / base`` and 1).
 
     Returns:
         ``numpy.ndarray`` of shape ``(d_model,)``, dtype ``float64``: entry ``j`` is
@@ -35,11 +43,13 @@ def angular_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
 
     Raises:
         TypeError: ``d_model`` is not an integer or ``base`` is not a real number.
-        ValueError: ``d_model < 1`` or ``base`` is not finite and > 0.
+        ValueError: ``d_model < 1`` or too large to allocate, or ``base`` is not finite
+            and > 1.
 
     Source: Vaswani et al. 2017, section 3.5.
     """
     d_model = check_int("d_model", d_model, minimum=1)
+    check_size("d_model", 1, d_model)
     base = check_base(base)
     pair_index = np.arange(d_model) // 2
     return np.power(base, -2.0 * pair_index / d_model)
@@ -62,9 +72,10 @@ def positional_encoding(
     Args:
         seq_len: number of positions (rows), an ``int >= 0``.
         d_model: width of the encoding (columns), an ``int >= 1``; odd widths are allowed.
-        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
         offset: position of the first row, an ``int >= 0``: row ``r`` encodes position
-            ``offset + r``. Useful when decoding one token at a time.
+            ``offset + r``. Useful when decoding one token at a time. ``offset + seq_len``
+            must not exceed ``2**53``: past it float64 cannot hold every position.
         dtype: a NumPy floating-point dtype for the result. Angles are always computed
             in ``float64`` and every value is rounded to ``dtype`` once, at the end.
 
@@ -73,14 +84,21 @@ def positional_encoding(
         ``PE[r, j] = sin((offset + r) * w_j)`` for even ``j`` and ``cos((offset + r) * w_j)``
         for odd ``j``, where ``w_j = base ** (-2 * (j // 2) / d_model)``. Every value
         lies in ``[-1, 1]``. ``seq_len == 0`` gives an empty ``(0, d_model)`` array.
-        Accuracy: within 1e-9 of the exact formula in float64 for positions up to 10**6,
-        and within float32 rounding (about 3e-8) when ``dtype`` is float32.
+
+    Accuracy, as a function of the position ``pos``: each angle ``pos * w`` is a float64
+    product, off by up to a relative ``2**-53``, and the frequency ``w`` is rounded
+    likewise, so an angle (and the value computed from it) can be off by about
+    ``pos * 2**-53`` to ``pos * 2**-52``: about 1e-13 at position 10**3, 1e-10 at 10**6,
+    1e-7 at 10**9, and of order 1 at 2**52, where the high-frequency columns no longer
+    carry the position. A float32 result adds its own rounding (up to 3e-8), which
+    dominates up to positions of about 10**8.
 
     Raises:
         TypeError: an integer argument is not an integer, ``base`` is not a real
             number, or ``dtype`` is not a floating-point dtype.
-        ValueError: ``seq_len`` or ``offset`` is negative, ``d_model < 1``, or
-            ``base`` is not finite and > 0.
+        ValueError: ``seq_len`` or ``offset`` is negative, ``offset + seq_len > 2**53``,
+            ``d_model < 1``, the table is too large to allocate, or ``base`` is not
+            finite and > 1.
 
     Method: the rows are filled in blocks of ``BLOCK_ROWS`` positions. Inside a block
     starting at position ``p``, every position is ``p + r`` with ``0 <= r < BLOCK_ROWS``,
@@ -96,7 +114,11 @@ def positional_encoding(
     """
     seq_len = check_int("seq_len", seq_len)
     offset = check_int("offset", offset)
+    check_window(offset, seq_len)
     dtype = check_float_dtype(dtype)
+    d_model = check_int("d_model", d_model, minimum=1)
+    check_size("d_model", 1, d_model)
+    check_size("seq_len", seq_len, d_model)
     frequencies = angular_frequencies(d_model, base=base)[0::2]  # one per (sin, cos) pair
     n_cos = d_model // 2  # an odd width has one sine more than cosines
     fine = np.arange(min(BLOCK_ROWS, seq_len))[:, np.newaxis] * frequencies  # r * w
@@ -126,7 +148,7 @@ def positional_encoding_loop(
     Args:
         seq_len: number of positions (rows), an ``int >= 0``.
         d_model: width of the encoding (columns), an ``int >= 1``; odd widths are allowed.
-        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
 
     Returns:
         ``numpy.ndarray`` of shape ``(seq_len, d_model)``, dtype ``float64``.
@@ -134,12 +156,15 @@ def positional_encoding_loop(
     Raises:
         TypeError: ``seq_len`` or ``d_model`` is not an integer, or ``base`` is not a
             real number.
-        ValueError: ``seq_len < 0``, ``d_model < 1``, or ``base`` is not finite and > 0.
+        ValueError: ``seq_len < 0``, ``d_model < 1``, the table is too large to allocate,
+            or ``base`` is not finite and > 1.
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
     """
     seq_len = check_int("seq_len", seq_len)
     d_model = check_int("d_model", d_model, minimum=1)
+    check_size("d_model", 1, d_model)
+    check_size("seq_len", seq_len, d_model)
     base = check_base(base)
     pe = np.zeros((seq_len, d_model))
     for pos in range(seq_len):
@@ -167,29 +192,39 @@ def shift_matrix(k: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
     for choosing sinusoids ("PE_{pos+k} can be represented as a linear function of PE_pos").
 
     Args:
-        k: the shift in positions, any ``int`` (negative shifts move backwards).
+        k: the shift in positions, an ``int`` with ``|k| <= 2**53`` (negative shifts move
+            backwards).
         d_model: width of the encoding, an even ``int >= 2``.
-        base: the constant of the formula (10000 in the paper), a finite ``float > 0``.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
 
     Returns:
         ``numpy.ndarray`` of shape ``(d_model, d_model)``, dtype ``float64``, orthogonal.
+        Its rotation angles ``k * w_i`` are off by about ``|k| * 2**-52`` radians, as the
+        angles of :func:`positional_encoding` are at position ``|k|``.
 
     Raises:
         TypeError: ``k`` or ``d_model`` is not an integer, or ``base`` is not a real number.
-        ValueError: ``d_model`` is not even and >= 2 (with an odd width the last column is
-            a sine with no cosine partner, and no fixed linear map gives
-            ``sin((pos + k) w)`` from the other columns for every ``pos``), or ``base`` is
-            not finite and > 0.
+        ValueError: ``|k| > 2**53`` (float64 cannot hold every such shift), ``d_model``
+            is not even and >= 2 (with an odd width the last column is a sine with no
+            cosine partner, and no fixed linear map gives ``sin((pos + k) w)`` from the
+            other columns for every ``pos``), the matrix is too large to allocate, or
+            ``base`` is not finite and > 1.
 
     Source: Vaswani et al. 2017, section 3.5; the construction follows from
     ``sin(a + b) = sin a cos b + cos a sin b`` and ``cos(a + b) = cos a cos b - sin a sin b``.
     """
     k = check_int("k", k, minimum=None)
+    if abs(k) > MAX_POSITION:
+        raise ValueError(
+            f"k must satisfy |k| <= 2**53 = {MAX_POSITION} (float64 holds every shift up "
+            f"to it exactly), got k={k}"
+        )
     d_model = check_int("d_model", d_model, minimum=1)
     if d_model % 2:
         raise ValueError(
             f"shift_matrix needs an even d_model (pairs of sine and cosine), got {d_model}"
         )
+    check_size("d_model", d_model, d_model)
     angles = k * angular_frequencies(d_model, base=base)[0::2]
     cos, sin = np.cos(angles), np.sin(angles)
     matrix = np.zeros((d_model, d_model))
@@ -198,6 +233,30 @@ def shift_matrix(k: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
     matrix[1::2, 0::2] = np.diag(-sin)
     matrix[1::2, 1::2] = np.diag(cos)
     return matrix
+
+
+def encoding_at(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
+    """The encoding of arbitrary integer positions, one row per entry, in float64.
+
+    For the framework layers' rows past their cached table (and explicit positions):
+    ``PE[pos, j]`` straight from the formula, one ``sin`` or ``cos`` per entry, with the
+    accuracy stated in :func:`positional_encoding`.
+
+    Args:
+        positions: integer ``numpy.ndarray`` of any shape, entries in ``[0, 2**53]``
+            (already checked by the caller).
+        d_model: width of the encoding, an ``int >= 1``.
+        base: the constant of the formula, a finite ``float > 1``.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``positions.shape + (d_model,)``, dtype ``float64``.
+    """
+    frequencies = angular_frequencies(d_model, base=base)
+    angles = positions.astype(np.float64)[..., np.newaxis] * frequencies
+    values = np.empty_like(angles)
+    values[..., 0::2] = np.sin(angles[..., 0::2])
+    values[..., 1::2] = np.cos(angles[..., 1::2])
+    return values
 
 
 def float32_round_to_odd(values: np.ndarray) -> np.ndarray:
