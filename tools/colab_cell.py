@@ -15,9 +15,12 @@ names the repository. Run this script after changing them, or after adding a not
                                                    # first form)
 
 Only the first cell of a notebook is touched; a notebook already up to date is not rewritten.
+The assignment masters' cell also installs Otter-Grader (the student versions' first cell
+imports it for ``grader.check``), at the version pinned in requirements.txt.
 """
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -41,20 +44,35 @@ def requirement(url, branch):
     return f"posenc @ git+{url}@{branch}"
 
 
-def cell_source(url, branch):
-    """The source of the install cell."""
+def otter_requirement(requirements_file=ROOT / "requirements.txt"):
+    """Otter-Grader at the version requirements.txt pins (without the instructors' extras)."""
+    match = re.search(r"^otter-grader(?:\[[^\]]*\])?==(\S+)", Path(requirements_file).read_text(),
+                      flags=re.M)
+    if match is None:
+        raise ValueError(f"{requirements_file} pins no otter-grader version")
+    return f"otter-grader=={match.group(1)}"
+
+
+def extras_for(path):
+    """What a notebook's cell installs besides posenc: Otter-Grader for assignment masters."""
+    return (otter_requirement(),) if "assignments" in Path(path).parts else ()
+
+
+def cell_source(url, branch, extras=()):
+    """The source of the install cell (``extras``: more pip requirements, e.g. Otter-Grader)."""
+    packages = " ".join(f'"{r}"' for r in (requirement(url, branch), *extras))
     return (
         "# On Colab only: install the course's package posenc (elsewhere this cell does nothing).\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install --quiet "{requirement(url, branch)}"'
+        f"    %pip install --quiet {packages}"
     )
 
 
-def new_cell(url, branch):
+def new_cell(url, branch, extras=()):
     """The install cell as a notebook cell: no outputs, tagged remove-cell."""
-    cell = nbformat.v4.new_code_cell(cell_source(url, branch), id=CELL_ID)
+    cell = nbformat.v4.new_code_cell(cell_source(url, branch, extras), id=CELL_ID)
     cell.metadata["tags"] = list(TAGS)
     return cell
 
@@ -70,22 +88,23 @@ def is_install_cell(cell):
     return cell.get("id") == CELL_ID
 
 
-def is_current(cell, url, branch):
+def is_current(cell, url, branch, extras=()):
     """True for the install cell of this address: its source and tag, and no output.
 
     The execution count is not compared: re-executing a notebook sets it.
     """
     return (is_install_cell(cell) and cell.cell_type == "code"
-            and cell.source == cell_source(url, branch)
+            and cell.source == cell_source(url, branch, extras)
             and cell.metadata.get("tags") == TAGS and not cell.get("outputs"))
 
 
-def update(notebook, url, branch):
+def update(notebook, url, branch, extras=()):
     """Make the install cell the notebook's first and only one; True if anything changed."""
     cells = notebook.cells
-    if cells and is_current(cells[0], url, branch) and not any(map(is_install_cell, cells[1:])):
+    if (cells and is_current(cells[0], url, branch, extras)
+            and not any(map(is_install_cell, cells[1:]))):
         return False
-    cells[:] = [new_cell(url, branch), *(c for c in cells if not is_install_cell(c))]
+    cells[:] = [new_cell(url, branch, extras), *(c for c in cells if not is_install_cell(c))]
     return True
 
 
@@ -98,7 +117,7 @@ def main(argv=None):
     stale = []
     for path in notebooks():
         notebook = nbformat.read(path, as_version=4)
-        if update(notebook, url, branch):
+        if update(notebook, url, branch, extras_for(path)):
             stale.append(path.relative_to(ROOT))
             if not args.check:
                 nbformat.write(notebook, path)
