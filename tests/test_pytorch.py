@@ -185,6 +185,13 @@ def test_empty_positions():
     assert out.shape == (2, 0, 8)
 
 
+def test_positions_shared_across_two_batch_dimensions():
+    module = PositionalEncoding(8, max_len=10)
+    x = torch.zeros(2, 3, 5, 8, dtype=torch.float64)
+    out = module(x, positions=torch.tensor([4, 3, 2, 1, 0]))
+    np.testing.assert_allclose(out[1, 2].numpy(), exact_encoding([4, 3, 2, 1, 0], 8), rtol=0, atol=1e-15)
+
+
 def test_positions_error_names_the_sequence_length():
     with pytest.raises(ValueError, match=exactly(
             "positions must have shape (..., seq_len) with seq_len=5, broadcastable to the "
