@@ -94,6 +94,19 @@ def test_table_is_cached_per_dtype_and_device(host_computations):
     assert module.table(torch.float32) is module.table(torch.float32, "cpu")
 
 
+def test_cache_evicts_the_least_recently_used(host_computations):
+    module = PositionalEncoding(8, max_len=10)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        module(torch.zeros(1, 2, 8, dtype=dtype))  # float32 is used again before float64 comes
+    assert [dtype for dtype, _ in module._tables] == [torch.bfloat16, torch.float32, torch.float64]
+
+
+def test_to_the_current_dtype_computes_nothing(host_computations):
+    module = PositionalEncoding(8, max_len=10).float().to("cpu")
+    assert host_computations == [(torch.float32, "cpu")]
+    assert list(module._tables) == [(torch.float32, torch.device("cpu"))]
+
+
 def test_cache_keeps_only_the_most_recent_tables(host_computations):
     module = PositionalEncoding(8, max_len=10)
     dtypes = [torch.float16, torch.bfloat16, torch.float64, torch.float32]
@@ -135,6 +148,7 @@ def test_input_on_another_device(host_computations):
 
 @pytest.mark.parametrize("seq_len, offset, grown", [
     (25, 0, 25), (1, 15, 20), (4, 7, 20), (3, 7, 10), (1, 10, 20),
+    (11, 10, 21), (9, 11, 20),  # the edges of the rule: start at max_len, end at twice it
     (2, 11, 20), (3, 25, 10), (3, 100, 10), (2, 2**40, 10),  # far past it: computed alone
 ])
 def test_grows_past_max_len(seq_len, offset, grown):
@@ -145,6 +159,51 @@ def test_grows_past_max_len(seq_len, offset, grown):
     expected = exact_encoding(range(offset, offset + seq_len), 8)
     np.testing.assert_allclose(out[0].numpy(), expected, rtol=0, atol=max(offset * 2.0**-52, 1e-15))
     assert module.table(torch.float64).shape == (grown, 8)
+
+
+def test_growth_computes_one_table(host_computations, monkeypatch):
+    far_rows = []
+    monkeypatch.setattr(posenc.pytorch, "encoding_at",
+                        lambda *a: far_rows.append(a) or posenc.encoding.encoding_at(*a))
+    module = PositionalEncoding(8, max_len=10)
+    out = module(torch.zeros(1, 15, 8))
+    module(torch.zeros(1, 15, 8))
+    assert host_computations == [(torch.float32, "cpu")] * 2 and far_rows == []
+    np.testing.assert_allclose(out[0].numpy(), exact_encoding(range(15), 8), rtol=0, atol=6e-8)
+
+
+def test_growth_and_far_rows_on_the_module_device(host_computations):
+    module = PositionalEncoding(8, max_len=10).to("meta")
+    for kwargs in ({}, {"offset": 1000}, {"positions": torch.arange(30, device="meta")}):
+        out = module(torch.zeros(1, 30, 8, device="meta"), **kwargs)
+        assert out.device.type == "meta" and out.shape == (1, 30, 8)
+    assert all(device == "meta" for _, device in host_computations[1:])
+
+
+def test_empty_positions():
+    out = PositionalEncoding(8, max_len=10)(torch.ones(2, 0, 8), positions=torch.zeros(2, 0, dtype=torch.int64))
+    assert out.shape == (2, 0, 8)
+
+
+def test_positions_shared_across_two_batch_dimensions():
+    module = PositionalEncoding(8, max_len=10)
+    x = torch.zeros(2, 3, 5, 8, dtype=torch.float64)
+    out = module(x, positions=torch.tensor([4, 3, 2, 1, 0]))
+    np.testing.assert_allclose(out[1, 2].numpy(), exact_encoding([4, 3, 2, 1, 0], 8), rtol=0, atol=1e-15)
+
+
+def test_positions_error_names_the_sequence_length():
+    with pytest.raises(ValueError, match=exactly(
+            "positions must have shape (..., seq_len) with seq_len=5, broadcastable to the "
+            "input's (2, 3, 5), got shape (4,)")):
+        PositionalEncoding(8, max_len=10)(torch.zeros(2, 3, 5, 8), positions=torch.arange(4))
+
+
+def test_defaults():
+    module = PositionalEncoding(8)
+    assert (module.max_len, module.base, module.dropout.p) == (5000, 10000.0, 0.0)
+    np.testing.assert_allclose(positional_encoding(3, 6).numpy(), exact_encoding(range(3), 6),
+                               rtol=0, atol=6e-8)
 
 
 def test_failed_growth_leaves_the_module_as_it_was(monkeypatch):
