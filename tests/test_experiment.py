@@ -200,7 +200,7 @@ def test_build_errors():
         build_model("none", "shift", d_model=30)
     with pytest.raises(ValueError, match="head width d_model // n_heads = 3 must be even"):
         build_model("rope", "shift", d_model=12, n_heads=4)
-    with pytest.raises(ValueError, match="base must be a finite number > 0"):
+    with pytest.raises(ValueError, match="base must be a finite number > 1"):
         build_model("sinusoidal", "shift", base=0.0)
     with pytest.raises(TypeError, match="d_model must be an integer"):
         build_model("none", "shift", d_model=32.0)

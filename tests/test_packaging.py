@@ -32,7 +32,8 @@ FRAMEWORKS = ("torch", "tensorflow", "keras", "jax", "matplotlib")
 # The extras each module needs beyond the base dependencies; a module not listed needs none.
 # bench.py times the PyTorch and Keras layers when they are installed and skips them otherwise.
 MODULE_EXTRAS = {"pytorch.py": {"torch"}, "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
-                 "bench.py": {"torch", "tensorflow"}}
+                 "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"},
+                 "foils.py": {"torch", "tensorflow"}}
 
 
 @pytest.fixture(scope="session")

@@ -180,7 +180,7 @@ def test_rotary_on_another_device():
      "head_dim must be even and >= 2 (RoPE rotates pairs of coordinates), got 7"),
     (lambda: RotaryEmbedding(8, layout="neox"), ValueError,
      "layout must be 'interleaved' or 'half', got 'neox'"),
-    (lambda: RotaryEmbedding(8, base=-1.0), ValueError, "base must be a finite number > 0, got -1.0"),
+    (lambda: RotaryEmbedding(8, base=-1.0), ValueError, "base must be a finite number > 1, got -1.0"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8), torch.zeros(3, 6)), ValueError,
      "k's last dimension is 6 but head_dim=8; they must be equal"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8, dtype=torch.int64), torch.zeros(3, 8)), TypeError,

@@ -223,7 +223,7 @@ def exactly(message):
      "layout must be the string 'interleaved' or 'half', got NoneType None"),
     (np.zeros((4, 8)), {"offset": -1}, ValueError, "offset must be an integer >= 0, got -1"),
     (np.zeros((4, 8)), {"offset": 1.5}, TypeError, "offset must be an integer, got float 1.5"),
-    (np.zeros((4, 8)), {"base": 0}, ValueError, "base must be a finite number > 0, got 0.0"),
+    (np.zeros((4, 8)), {"base": 0}, ValueError, "base must be a finite number > 1, got 0.0"),
     (np.zeros((4, 8)), {"base": "10000"}, TypeError, "base must be a real number, got str '10000'"),
 ])
 def test_rope_errors(x, kwargs, error, message):

@@ -305,7 +305,7 @@ def build_model(
         max_len: rows of the ``"learned"`` table (longest input it accepts) and initial
             length of the ``"sinusoidal"`` table, an ``int >= 1``.
         base: the constant of the frequencies for ``"sinusoidal"`` and ``"rope"`` (10000 in
-            both papers), a finite ``float > 0``; ignored by the other encodings.
+            both papers), a finite ``float > 1``; ignored by the other encodings.
         seed: seed of the initial weights, an ``int >= 0``.
 
     Returns:

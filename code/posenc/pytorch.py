@@ -447,7 +447,7 @@ class RotaryEmbedding(nn.Module):
 
     Args:
         head_dim: width of each head's query and key vectors, an even ``int >= 2``.
-        base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 0``.
+        base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 1``.
         layout: ``"interleaved"`` (default) or ``"half"``.
 
     Shapes:

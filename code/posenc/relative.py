@@ -72,7 +72,7 @@ def rope_cos_sin(
     Args:
         seq_len: number of positions (rows), an ``int >= 0``.
         head_dim: width of the vectors to rotate, an even ``int >= 2``.
-        base: the constant of the formula (10000 in RoFormer), a finite ``float > 0``.
+        base: the constant of the formula (10000 in RoFormer), a finite ``float > 1``.
         offset: position of the first row, an ``int >= 0``.
 
     Returns:
@@ -82,7 +82,7 @@ def rope_cos_sin(
     Raises:
         TypeError: an integer argument is not an integer, or ``base`` is not a real number.
         ValueError: ``seq_len`` or ``offset`` is negative, ``head_dim`` is odd or < 2,
-            or ``base`` is not finite and > 0.
+            or ``base`` is not finite and > 1.
 
     Source: Su et al. 2021, RoFormer, section 3.2 (``theta_i = 10000^(-2(i-1)/d)`` for
     ``i = 1 .. d/2``: the pairs are counted from 1 there, from 0 here).
@@ -122,7 +122,7 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
             (batch, head) dimensions, positions along the second-to-last axis, an even
             width ``d >= 2`` along the last. Any NumPy floating dtype (float16, float32,
             float64, longdouble); array-likes such as lists are converted first.
-        base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 0``.
+        base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 1``.
         offset: position of the first row, an ``int >= 0`` (e.g. the number of tokens
             already in a KV cache).
         layout: ``"interleaved"`` (default) or ``"half"``, see above.
@@ -139,7 +139,7 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
             numbers), ``offset`` is not an integer, ``base`` is not a real number, or
             ``layout`` is not a string.
         ValueError: ``x`` has fewer than 2 dimensions, its last dimension is odd or 0,
-            ``offset`` is negative, ``base`` is not finite and > 0, or ``layout`` is
+            ``offset`` is negative, ``base`` is not finite and > 1, or ``layout`` is
             neither ``"interleaved"`` nor ``"half"``.
 
     Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position
