@@ -103,6 +103,26 @@ def _check_tensor_offset(offset: torch.Tensor) -> torch.Tensor:
     return offset
 
 
+def _check_batch(name: str, x, width_name: str) -> None:
+    """Check that ``x`` is a floating-point tensor of shape ``(..., seq_len, width_name)``.
+
+    Raises:
+        TypeError: ``x`` is not a tensor, or not of a floating-point dtype.
+        ValueError: ``x`` has fewer than 2 dimensions.
+    """
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating-point torch.Tensor of shape (..., seq_len, {width_name}), "
+            f"got {type(x).__name__}"
+            + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else "")
+        )
+    if x.dim() < 2:
+        raise ValueError(
+            f"{name} must have shape (..., seq_len, {width_name}) with at least 2 dimensions, "
+            f"got shape {tuple(x.shape)}"
+        )
+
+
 class PositionalEncoding(nn.Module):
     """Adds the sinusoidal positional encoding to a batch of embeddings (batch first).
 
@@ -295,17 +315,7 @@ class PositionalEncoding(nn.Module):
                 reach past ``2**53`` or are negative, ``positions`` has the wrong shape,
                 or both ``offset`` and ``positions`` are given.
         """
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise TypeError(
-                "x must be a floating-point torch.Tensor of shape (..., seq_len, d_model), "
-                f"got {type(x).__name__}"
-                + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else "")
-            )
-        if x.dim() < 2:
-            raise ValueError(
-                f"x must have shape (..., seq_len, d_model) with at least 2 dimensions, "
-                f"got shape {tuple(x.shape)}"
-            )
+        _check_batch("x", x, "d_model")
         check_width(self.d_model, x.shape[-1])
         if positions is None:
             pe = self._rows(offset, x.shape[-2], x.dtype, x.device)
@@ -336,17 +346,7 @@ def _check_sequence(name: str, x, width_name: str, width: int) -> None:
         TypeError: ``x`` is not a tensor, or not of a floating-point dtype.
         ValueError: ``x`` has fewer than 2 dimensions or its last dimension is not ``width``.
     """
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-        raise TypeError(
-            f"{name} must be a floating-point torch.Tensor of shape (..., seq_len, {width_name}), "
-            f"got {type(x).__name__}"
-            + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else "")
-        )
-    if x.dim() < 2:
-        raise ValueError(
-            f"{name} must have shape (..., seq_len, {width_name}) with at least 2 dimensions, "
-            f"got shape {tuple(x.shape)}"
-        )
+    _check_batch(name, x, width_name)
     if x.shape[-1] != width:
         raise ValueError(
             f"{name}'s last dimension is {x.shape[-1]} but {width_name}={width}; they must be equal"
