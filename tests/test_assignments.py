@@ -39,6 +39,7 @@ MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.pa
 NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
 TIMEOUT = 600
+GRADE_BATCH = 6  # submissions graded by one subprocess
 
 
 # Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits). An edit
@@ -239,14 +240,21 @@ def assignments():
         for label, _, edits in WRONG_ANSWERS.get(a.name, []):
             a.variants[label] = _submission(a.folder, label, _wrong_answer(a.solution, edits))
 
-    def grade(a):
-        paths = list(a.variants.values())
+    def grade(a, paths):
         result = _run([sys.executable, "-c", GRADE_SCRIPT, a.autograder_zip, *paths], cwd=a.folder)
         assert result.returncode == 0, result.stderr[-3000:]
-        by_path = json.loads(result.stdout.strip().splitlines()[-1])
-        a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
+        return json.loads(result.stdout.strip().splitlines()[-1])
 
-    _parallel([lambda a=a: grade(a) for a in found.values() if a.assign.returncode == 0])
+    # Each assignment's submissions in batches of GRADE_BATCH, so that the two workers share
+    # the slow ones (experiment-positions trains its models in every submission).
+    batches = [(a, paths[i:i + GRADE_BATCH]) for a in found.values() if a.assign.returncode == 0
+               for paths in [list(a.variants.values())] for i in range(0, len(paths), GRADE_BATCH)]
+    by_path = {}
+    for scores in _parallel([lambda a=a, paths=paths: grade(a, paths) for a, paths in batches]):
+        by_path.update(scores)
+    for a in found.values():
+        if a.assign.returncode == 0:
+            a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
     return found
 
 
