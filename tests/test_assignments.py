@@ -7,8 +7,10 @@ What an instructor relies on, checked on every master:
   master's solutions score full marks;
 - the checks discriminate: each realistic wrong answer below (1-based positions, ``j``
   instead of ``2i``, the concatenated layout, a crash on odd widths, float32 angles,
-  sequence-first slicing, each planted bug of debug-the-module re-broken, ...) loses the
-  points of its question and only those;
+  sequence-first slicing, each planted bug of debug-the-module re-broken, an experiment
+  whose seed is ignored, that tests at the training length, measures the wrong encoding or
+  drops ``base``, ...) loses the points of its question and only those (or of the later
+  questions that measure with a broken ``run_experiment``, when it says so);
 - a student function that raises fails its question while the others are still graded;
 - a renamed or half-done notebook gets a clear message, not a traceback from inside otter.
 
@@ -37,9 +39,10 @@ MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.pa
 NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
 TIMEOUT = 600
+GRADE_BATCH = 6  # submissions graded by one subprocess
 
 
-# Each wrong answer: (label, the question that must lose its points, edits). An edit
+# Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits). An edit
 # (marker, old, new) replaces `old` by `new` in the one answer cell of the solution notebook
 # that contains `marker`; every edit must apply, so a wrong answer cannot silently vanish.
 WRONG_ANSWERS = {
@@ -106,6 +109,31 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
         ("spread along rows instead of diagonals", "q3", [
             ("def dot_product_spread", "diagonal = np.diagonal(gram, offset=delta)", "diagonal = gram[delta]")]),
+    ],
+    # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
+    # the bug touches what they measure: those wrong answers name every question they lose.
+    "experiment-positions": [
+        ("every run with seed 0", "q1", [
+            ("def run_experiment", "base=base, seed=seed)", "base=base, seed=0)"),
+            ("def run_experiment", "seq_len=train_len, seed=seed)", "seq_len=train_len, seed=0)")]),
+        ("training batches not seeded by seed", "q1", [
+            ("def run_experiment", "seq_len=train_len, seed=seed)", "seq_len=train_len)")]),
+        ("trained at the default length", "q1", [
+            ("def run_experiment", "steps=steps, seq_len=train_len,", "steps=steps,")]),
+        ("base not passed to the model", ("q1", "q3"), [
+            ("def run_experiment", "TASK, base=base, seed=seed)", "TASK, seed=seed)")]),
+        ("test accuracy at the training length", ("q1", "q2", "q3"), [
+            ("def run_experiment", '"test_acc": ex.evaluate(model, test_len)', '"test_acc": ex.evaluate(model, train_len)')]),
+        ("trained and tested on 16 tokens", "q2", [
+            ("results = {encoding", "test_len=TEST_LEN", "test_len=TRAIN_LEN")]),
+        ("learned measured without positions", "q2", [
+            ("results = {encoding", "run_experiment(encoding,", 'run_experiment({"learned": "none"}.get(encoding, encoding),')]),
+        ("rope mixed up with sinusoidal", "q2", [
+            ("results = {encoding", "run_experiment(encoding,", 'run_experiment({"rope": "sinusoidal"}.get(encoding, encoding),')]),
+        ("sweep of sinusoidal instead of rope", "q3", [
+            ("base_sweep = {base", 'run_experiment("rope",', 'run_experiment("sinusoidal",')]),
+        ("sweep tested at the training length", "q3", [
+            ("base_sweep = {base", "test_len=64", "test_len=TRAIN_LEN")]),
     ],
 }
 
@@ -212,14 +240,21 @@ def assignments():
         for label, _, edits in WRONG_ANSWERS.get(a.name, []):
             a.variants[label] = _submission(a.folder, label, _wrong_answer(a.solution, edits))
 
-    def grade(a):
-        paths = list(a.variants.values())
+    def grade(a, paths):
         result = _run([sys.executable, "-c", GRADE_SCRIPT, a.autograder_zip, *paths], cwd=a.folder)
         assert result.returncode == 0, result.stderr[-3000:]
-        by_path = json.loads(result.stdout.strip().splitlines()[-1])
-        a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
+        return json.loads(result.stdout.strip().splitlines()[-1])
 
-    _parallel([lambda a=a: grade(a) for a in found.values() if a.assign.returncode == 0])
+    # Each assignment's submissions in batches of GRADE_BATCH, so that the two workers share
+    # the slow ones (experiment-positions trains its models in every submission).
+    batches = [(a, paths[i:i + GRADE_BATCH]) for a in found.values() if a.assign.returncode == 0
+               for paths in [list(a.variants.values())] for i in range(0, len(paths), GRADE_BATCH)]
+    by_path = {}
+    for scores in _parallel([lambda a=a, paths=paths: grade(a, paths) for a, paths in batches]):
+        by_path.update(scores)
+    for a in found.values():
+        if a.assign.returncode == 0:
+            a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
     return found
 
 
@@ -270,19 +305,25 @@ def test_every_autograded_question_has_a_wrong_answer(name):
     questions = {c.source.split("name:")[1].split()[0] for c in solution.cells
                  if c.cell_type == "raw" and c.source.startswith("# BEGIN QUESTION")
                  and "manual: true" not in c.source}
-    assert questions == {q for _, q, _ in WRONG_ANSWERS[name]}
+    assert questions == {q for _, lost, _ in WRONG_ANSWERS[name] for q in _questions(lost)}
 
 
-WRONG = [(name, label, question) for name, answers in WRONG_ANSWERS.items()
-         for label, question, _ in answers]
+def _questions(lost):
+    """The questions a wrong answer must lose: one name or a tuple of names."""
+    return (lost,) if isinstance(lost, str) else lost
 
 
-@pytest.mark.parametrize(("name", "label", "question"), WRONG,
+WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.items()
+         for label, lost, _ in answers]
+
+
+@pytest.mark.parametrize(("name", "label", "questions"), WRONG,
                          ids=[f"{n}: {label}" for n, label, _ in WRONG])
-def test_wrong_answer_loses_its_points_only(assignments, name, label, question):
+def test_wrong_answer_loses_its_points_only(assignments, name, label, questions):
     scores = assignments[name].scores[label]
-    assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
-    others = {q: s[2] for q, s in scores.items() if q != question and s[0] != s[1]}
+    for question in questions:
+        assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
+    others = {q: s[2] for q, s in scores.items() if q not in questions and s[0] != s[1]}
     assert not others, f"{label} also lost points elsewhere:\n" + "\n".join(others.values())
 
 
