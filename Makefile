@@ -82,7 +82,7 @@ strip: $(STAMP)
 # The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed by
 # Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
-pdf: $(STAMP)
+pdf: $(STAMP) assignments
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
 	@echo

@@ -72,13 +72,16 @@ def pdf():
         if missing:
             pytest.skip(f"the PDF cannot be built: {missing}")
         jupyter_book = Path(sys.executable).with_name("jupyter-book")
-        for command in ([jupyter_book, "build", ROOT, "--builder", "singlehtml", "-W", "-n",
+        # The assignment pages link the student notebooks that `make assignments` generates.
+        for command in (["make", "-C", ROOT, "assignments"],
+                        [jupyter_book, "build", ROOT, "--builder", "singlehtml", "-W", "-n",
                          "--keep-going", "--path-output", BUILD.parent],
                         [sys.executable, ROOT / "tools" / "print_pdf.py", BUILD / "singlehtml",
                          PDF]):
             run = subprocess.run(command, capture_output=True, text=True)
             if run.returncode:
-                pytest.fail(f"{command[1]} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+                called = " ".join(map(str, command[:4]))
+                pytest.fail(f"{called} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
     reader = PdfReader(PDF)
 
     def titles(outline):
