@@ -166,6 +166,33 @@ def test_gfg_table_batch_axis_same_values(d_model):
     assert np.abs(table.numpy()[0] - ours).max() <= 2.0**-24
 
 
+def _tokens(source):
+    import io
+    import tokenize
+    return [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
+                              tokenize.DEDENT, tokenize.ENDMARKER)]
+
+
+# Foils reproduce a source's behaviour in our own code, never its lines: token sequences of the
+# articles' code that must not appear in posenc/foils.py (whitespace and comments ignored).
+SOURCE_LINES = {
+    "GeeksforGeeks 2025": "np.arange(position)[:, np.newaxis] / np.power",
+}
+
+
+@pytest.mark.parametrize("article", sorted(SOURCE_LINES))
+def test_foils_do_not_copy_the_articles_code(article):
+    import inspect
+    ours = " ".join(_tokens(inspect.getsource(foils)))
+    assert " ".join(_tokens(SOURCE_LINES[article])) not in ours, article
+
+
+def test_token_check_can_fail():
+    assert " ".join(_tokens(SOURCE_LINES["GeeksforGeeks 2025"])) in " ".join(
+        _tokens("x = np.arange(position)[:,np.newaxis]  /  np.power(10000, 2)\n"))
+
+
 def test_tutorial_table_concatenated_layout():
     pytest.importorskip("tensorflow")
     d_model = 64

@@ -256,10 +256,11 @@ def gfg_like_table(position: int, d_model: int):
     """
     import tensorflow as tf
 
-    pair = np.arange(d_model)[np.newaxis, :] // 2
-    angles = np.arange(position)[:, np.newaxis] / np.power(10000, 2 * pair / np.float32(d_model))
-    is_even = np.arange(d_model) % 2 == 0
-    table = np.where(is_even, np.sin(angles), np.cos(angles))
+    # Our own code for the article's behaviour (one angle per column, exponent 2 * (j // 2)
+    # over a float32 d_model, promoted to float64), not a copy of its lines.
+    exponent = (np.arange(d_model) // 2 * 2) / np.float32(d_model)
+    angles = np.arange(position).reshape(-1, 1) / 10000.0**exponent
+    table = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
     return tf.cast(table[np.newaxis], tf.float32)
 
 
