@@ -261,3 +261,63 @@ def test_accuracy_by_position_averages_to_evaluate():
     assert evaluate(model, 10, n_sequences=32, seed=3) == pytest.approx(float(by_position.mean()))
     assert torch.equal(by_position * 32, (by_position * 32).round())  # a count out of 32
     assert bool(((by_position >= 0) & (by_position <= 1)).all())
+
+
+# --- attention_parameters ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "learned"])
+def test_attention_parameters_rebuild_the_attention_weights(encoding):
+    import numpy as np
+
+    import posenc
+    from posenc.attention import layer_norm_parts, score_terms, softmax
+    from posenc.experiment import attention_parameters
+
+    model = build_model(encoding, "shift", d_model=16, n_heads=2, seed=3)
+    x = tokens(batch=3, seq_len=10, seed=5)
+    parameters = attention_parameters(model)
+    assert parameters["w_query"].shape == (2, 16, 8) and parameters["b_key"].shape == (2, 8)
+    assert parameters["embedding"].shape == (N_SYMBOLS, 16)
+    assert all(a.dtype == np.float64 for a in parameters.values() if isinstance(a, np.ndarray))
+    if encoding == "sinusoidal":
+        position = posenc.positional_encoding(10, 16)
+    elif encoding == "learned":
+        position = model.position.embedding.weight.detach().double().numpy()[:10]
+    else:
+        position = np.zeros((10, 16))
+    content_part, position_part = layer_norm_parts(
+        parameters["embedding"][x.numpy()], position, parameters["norm_weight"],
+        parameters["norm_bias"], eps=parameters["norm_eps"])
+    expected = attention_maps(model, x)[0].double().numpy()
+    for head in range(2):
+        terms = score_terms(content_part, position_part, parameters["w_query"][head],
+                            parameters["w_key"][head], b_query=parameters["b_query"][head],
+                            b_key=parameters["b_key"][head])
+        assert np.allclose(softmax(terms.total()), expected[:, head], atol=1e-5)
+    # A copy: changing it leaves the model as it is.
+    parameters["w_query"][:] = 0
+    assert not np.allclose(attention_parameters(model)["w_query"], parameters["w_query"])
+
+
+def test_attention_parameters_value_projection_and_errors():
+    import numpy as np
+
+    from posenc.experiment import attention_parameters
+
+    model = build_model("none", "shift", d_model=8, n_heads=2, n_layers=2, seed=0)
+    parameters = attention_parameters(model, layer=1)
+    block = model.layers[1]
+    row = torch.randn(8, generator=gen(1), dtype=torch.float64)
+    with torch.no_grad():
+        values = (row.float() @ block.qkv.weight.T + block.qkv.bias)[16:].double().numpy()
+    got = np.concatenate([row.numpy() @ parameters["w_value"][h] + parameters["b_value"][h]
+                          for h in range(2)])
+    assert np.allclose(got, values, atol=1e-5)
+    assert not np.allclose(parameters["w_query"], attention_parameters(model, 0)["w_query"])
+    with pytest.raises(ValueError, match="layer must be from 0 to 1"):
+        attention_parameters(model, layer=2)
+    with pytest.raises(TypeError, match="layer"):
+        attention_parameters(model, layer=1.0)
+    with pytest.raises(TypeError, match="TinyTransformer"):
+        attention_parameters("model")

@@ -8,6 +8,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`shift_matrix`: the linear map taking PE(pos) to PE(pos + k).
 - :func:`rope`: rotary position embedding (Su et al. 2021) of queries or keys.
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
+- ``posenc.attention``: softmax, causal mask, scaled dot-product attention and the four
+  terms of a score with added positions (NumPy).
 - ``posenc.foils``: deliberately naive or wrong versions the course compares with.
 - ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
 - ``posenc.tensorflow``: a Keras layer (imports TensorFlow).

@@ -15,7 +15,9 @@ module imports PyTorch; ``import posenc`` does not import it.
 - :func:`make_batch` draws seeded batches of a task (:func:`n_classes` classes); :func:`build_model` builds a seeded
   :class:`TinyTransformer`; :func:`train` trains it; :func:`evaluate` measures its accuracy
   at a given length (:func:`accuracy_by_position`, position by position);
-  :func:`attention_maps` returns its attention weights for plotting.
+  :func:`attention_maps` returns its attention weights for plotting;
+  :func:`attention_parameters` returns the weights that make its attention scores, as NumPy
+  arrays (``book/attention.ipynb`` reads a trained model with them).
 
 Everything is seeded: the same arguments give the same model, batches and losses, and
 :func:`train` and :func:`evaluate` run on one CPU thread so the number of cores does not
@@ -459,3 +461,59 @@ def attention_maps(model: TinyTransformer, tokens: torch.Tensor) -> list[torch.T
     model.eval()
     with torch.no_grad():
         return model(tokens, return_attention=True)[1]
+
+
+def attention_parameters(model: TinyTransformer, layer: int = 0) -> dict:
+    """The weights that make the attention scores of one layer of ``model``, as NumPy arrays.
+
+    For reading a trained model with NumPy (``posenc.attention``): in layer ``layer`` the
+    scores of head ``h`` are ``q . k / sqrt(d_head)`` with ``q = LN(x) @ w_query[h] +
+    b_query[h]`` and ``k = LN(x) @ w_key[h] + b_key[h]``, where ``x`` is the layer's input (for
+    layer 0, the token embedding plus, for ``"learned"`` and ``"sinusoidal"``, the position
+    vector) and ``LN`` the layer norm with ``norm_weight``, ``norm_bias`` and ``norm_eps``.
+    ``"rope"`` rotates ``q`` and ``k`` before the product and ``"alibi"`` adds its bias to
+    the scores (see :class:`TinyTransformer`).
+
+    Args:
+        model: a :class:`TinyTransformer`.
+        layer: index of the layer, an ``int`` from 0 to ``model.n_layers - 1``.
+
+    Returns:
+        A dict of float64 ``numpy.ndarray`` copies (changing them leaves the model as it is),
+        with ``d_head = d_model // n_heads``:
+
+        - ``"embedding"``: the token embeddings, ``(N_SYMBOLS, d_model)``;
+        - ``"norm_weight"``, ``"norm_bias"``: the layer norm before attention, ``(d_model,)``
+          each; ``"norm_eps"``: its ``eps``, a ``float``;
+        - ``"w_query"``, ``"w_key"``, ``"w_value"``: ``(n_heads, d_model, d_head)``, head
+          ``h``'s projection, applied as ``row @ w[h]``;
+        - ``"b_query"``, ``"b_key"``, ``"b_value"``: ``(n_heads, d_head)``.
+
+    Raises:
+        TypeError: ``model`` is not a :class:`TinyTransformer`, or ``layer`` is not an int.
+        ValueError: ``layer`` is not the index of a layer of ``model``.
+    """
+    model = _check_model(model)
+    layer = check_int("layer", layer)
+    if layer >= model.n_layers:
+        raise ValueError(f"layer must be from 0 to {model.n_layers - 1} (the model has "
+                         f"{model.n_layers} layer(s)), got {layer}")
+    block = model.layers[layer]
+
+    def numpy(tensor):
+        return tensor.detach().cpu().double().numpy().copy()
+
+    d_model, n_heads = model.d_model, model.n_heads
+    d_head = d_model // n_heads
+    # qkv's weight has shape (3 * d_model, d_model): rows [0, d_model) make the queries, then
+    # the keys, then the values; within each, rows [h * d_head, (h + 1) * d_head) are head h.
+    weight = numpy(block.qkv.weight).reshape(3, n_heads, d_head, d_model).transpose(0, 1, 3, 2)
+    bias = numpy(block.qkv.bias).reshape(3, n_heads, d_head)
+    return {
+        "embedding": numpy(model.embed.weight),
+        "norm_weight": numpy(block.norm1.weight),
+        "norm_bias": numpy(block.norm1.bias),
+        "norm_eps": float(block.norm1.eps),
+        "w_query": weight[0], "w_key": weight[1], "w_value": weight[2],
+        "b_query": bias[0], "b_key": bias[1], "b_value": bias[2],
+    }
