@@ -570,32 +570,46 @@ class LearnedPositionalEmbedding(nn.Module):
         nn.init.normal_(self.embedding.weight, mean=0.0, std=0.02)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, offset=0) -> torch.Tensor:
         """Return ``dropout(x + E[offset : offset + seq_len])``.
 
         Args:
             x: floating-point tensor of shape ``(..., seq_len, d_model)`` (batch first), on
                 the device of the module's parameters.
-            offset: position of ``x``'s first row, an ``int >= 0``.
+            offset: position of ``x``'s first row, an ``int >= 0`` or a scalar integer
+                tensor (inside a compiled, exported or traced graph a tensor offset is used
+                without a value check: keep ``offset + seq_len <= max_len``).
 
         Returns:
             Tensor of the same shape, dtype and device as ``x``.
 
         Raises:
-            TypeError: ``x`` is not a floating-point tensor, or ``offset`` is not an int.
+            TypeError: ``x`` is not a floating-point tensor, or ``offset`` is not an integer
+                (or integer tensor).
             ValueError: ``x`` has fewer than 2 dimensions, its last dimension is not
-                ``d_model``, ``offset`` is negative, or ``offset + seq_len > max_len``.
+                ``d_model``, ``offset`` is negative or not a scalar, or
+                ``offset + seq_len > max_len``.
         """
         _check_sequence("x", x, "d_model", self.d_model)
+        device = self.embedding.weight.device
+        seq_len = x.shape[-2]
+        if isinstance(offset, torch.Tensor):
+            offset = _check_tensor_offset(offset)
+            if _tracing() or offset.device.type == "meta":  # no host sync: gather
+                positions = offset.to(device) + torch.arange(seq_len, device=device)
+                return self.dropout(x + self.embedding(positions).to(x.dtype))
+            offset = int(offset)
         offset = check_int("offset", offset)
-        end = offset + x.shape[-2]
-        if end > self.max_len:
-            raise ValueError(
-                f"positions {offset} to {end - 1} (offset={offset}, seq_len={x.shape[-2]}) run "
-                f"past max_len={self.max_len}: a learned positional embedding has rows for "
-                f"positions 0 to {self.max_len - 1} only"
-            )
-        positions = torch.arange(offset, end, device=self.embedding.weight.device)
+        end = offset + _concrete(seq_len)
+
+        def message():
+            return (f"positions {offset} to {end - 1} (offset={offset}, seq_len={end - offset}) "
+                    f"run past max_len={self.max_len}: a learned positional embedding has rows "
+                    f"for positions 0 to {self.max_len - 1} only")
+        if isinstance(end, int) and end > self.max_len:
+            raise ValueError(message())
+        torch._check(end <= self.max_len, message)
+        positions = offset + torch.arange(seq_len, device=device)
         return self.dropout(x + self.embedding(positions).to(x.dtype))
 
     def extra_repr(self) -> str:
@@ -778,7 +792,7 @@ class ALiBi(_PositionTables):
         self.table()  # float32 on the CPU, ready before any tracing
 
     def _values_at(self, distances: np.ndarray) -> np.ndarray:
-        return -(distances.astype(np.float64)[..., np.newaxis] * self._slopes)
+        return 0.0 - distances.astype(np.float64)[..., np.newaxis] * self._slopes  # no -0.0
 
     def bias(self, q_len, k_len=None, *, dtype: torch.dtype = torch.float32, device=None
              ) -> torch.Tensor:
