@@ -478,7 +478,7 @@ def test_checkpoint_with_the_tutorials_table_loads_strictly(layout, max_len):
 
 @pytest.mark.parametrize("change, message", [
     (lambda pe: pe * 1.01, "1.pe: values are not the sinusoidal encoding of this module (d_model=8, "
-     "base=10000.0): at position"),
+     "base=10000.0): the largest difference, "),
     (lambda pe: torch.randn(pe.shape, generator=torch.Generator().manual_seed(1)),
      "1.pe: values are not the sinusoidal encoding"),
     (lambda pe: pe.reshape(40, 8)[None, None], "1.pe: shape (1, 1, 40, 8) is not a table of width "

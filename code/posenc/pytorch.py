@@ -364,7 +364,7 @@ class PositionalEncoding(_PositionTables):
     CPU): ``torch.compile`` (also with ``dynamic=True``), ``torch.export.export`` with a
     dynamic ``seq_len`` (declare it with ``torch.export.Dim("seq_len", max=max_len)``),
     ``torch.onnx.export`` with the dynamo exporter and with the legacy (TorchScript)
-    exporter, both run by onnxruntime within 1e-6 of eager, and ``torch.jit.trace``, whose
+    exporter, both run by onnxruntime within 1e-5 of eager, and ``torch.jit.trace``, whose
     graph keeps ``seq_len`` dynamic. In those graphs the table is a constant of
     ``max_len`` rows that cannot grow; a tensor ``offset`` or ``positions`` is looked up
     without a value check (that would need the data on the host): keep them below
@@ -431,11 +431,12 @@ class PositionalEncoding(_PositionTables):
         if np.any(~(excess <= 0)):  # NaN counts as a difference
             pos, col = np.unravel_index(np.nanargmax(np.where(np.isnan(excess), np.inf, excess)),
                                         excess.shape)
+            got, want = float(rows[pos, col]), float(expected[pos, col])
             return (f"values are not the sinusoidal encoding of this module (d_model={d}, "
-                    f"base={self.base}): at position {pos}, column {col} the checkpoint has "
-                    f"{rows[pos, col]!r} where the encoding is {expected[pos, col]!r} (tolerance "
-                    f"(pos + 1) * 2**-21 for float32 angles); a learned table or another base "
-                    f"cannot be replaced by this module")
+                    f"base={self.base}): the largest difference, {abs(got - want):.3g} at "
+                    f"position {pos}, column {col} (checkpoint {got!r}, encoding {want!r}), "
+                    f"exceeds the tolerance (pos + 1) * 2**-21 of float32 angles; a learned "
+                    f"table or another base cannot be replaced by this module")
         return None
 
     def forward(self, x: torch.Tensor, offset=0, positions: torch.Tensor | None = None
