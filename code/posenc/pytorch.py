@@ -291,7 +291,7 @@ class PositionalEncoding(_PositionTables):
     """Adds the sinusoidal positional encoding to a batch of embeddings.
 
     The encoding has amplitude 1: every entry is a sine or a cosine, in ``[-1, 1]``, and
-    every row has norm ``sqrt(d_model / 2)``. Token embeddings initialised small (PyTorch's
+    every row has norm ``sqrt(d_model / 2)`` (for an even ``d_model``). Token embeddings initialised small (PyTorch's
     ``nn.Embedding`` draws N(0, 1), but many models use N(0, 0.02) or Xavier, entries of order
     ``1 / sqrt(d_model)``) must be multiplied by ``sqrt(d_model)`` before the sum, as the
     paper does (section 3.4), or the encoding swamps them: see the course's chapter on
@@ -361,13 +361,15 @@ class PositionalEncoding(_PositionTables):
         axis), or ``dropout(x + PE[positions])``.
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile`` (also with ``dynamic=True``), ``torch.export.export`` with a
-    dynamic ``seq_len`` (declare it with ``torch.export.Dim("seq_len", max=max_len)``),
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end, which
+    captures the graph as inductor does without its C++ compiler), ``torch.export.export``
+    with a dynamic ``seq_len`` (declare it with ``torch.export.Dim("seq_len", max=max_len)``),
     ``torch.onnx.export`` with the dynamo exporter and with the legacy (TorchScript)
-    exporter, both run by onnxruntime within 1e-5 of eager, and ``torch.jit.trace``, whose
-    graph keeps ``seq_len`` dynamic. In those graphs the table is a constant of
-    ``max_len`` rows that cannot grow; a tensor ``offset`` or ``positions`` is looked up
-    without a value check (that would need the data on the host): keep them below
+    exporter, both run by onnxruntime within 1e-5 of eager (the legacy exporter passes every
+    argument of ``forward``, so ``offset`` becomes an input of its graph: feed 0), and
+    ``torch.jit.trace``, whose graph keeps ``seq_len`` dynamic. In those graphs the table is
+    a constant of ``max_len`` rows that cannot grow; a tensor ``offset`` or ``positions`` is
+    looked up without a value check (that would need the data on the host): keep them below
     ``max_len``. ``torch.jit.script`` does not work: the cache is a Python dict filled by
     NumPy code, which TorchScript cannot type (TorchScript is deprecated).
 
@@ -554,6 +556,12 @@ class LearnedPositionalEmbedding(nn.Module):
         :class:`PositionalEncoding`. The table ``E`` (``module.embedding.weight``) is a
         parameter in ``state_dict``; it is converted to the dtype of ``x`` before the sum.
 
+    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
+    ``torch.export.export`` with a dynamic ``seq_len``, ``torch.onnx.export`` with the
+    dynamo and the legacy exporters (the legacy one makes ``offset`` a graph input), run by
+    onnxruntime within 1e-5 of eager, and ``torch.jit.trace``.
+
     Raises:
         TypeError, ValueError: bad constructor arguments (``ValueError`` from ``nn.Dropout``
             for a probability outside ``[0, 1]``), or a bad input to :meth:`forward`.
@@ -659,9 +667,11 @@ class RotaryEmbedding(_PositionTables):
         the number of tokens already cached (see :meth:`rotate`).
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile`` (also with ``dynamic=True``), ``torch.export.export`` with a
-    dynamic ``seq_len``, ``torch.onnx.export`` with the dynamo and the legacy exporters,
-    run by onnxruntime within 1e-5 of eager, and ``torch.jit.trace``. The table becomes a
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
+    ``torch.export.export`` with a dynamic ``seq_len``, ``torch.onnx.export`` with the
+    dynamo and the legacy exporters, run by onnxruntime within 1e-5 of eager, and
+    ``torch.jit.trace``. The legacy exporter passes every argument of ``forward``: ``offset``
+    becomes an input of the ONNX graph (feed 0). The table becomes a
     constant of ``max_len`` rows in those graphs; tensor offsets and positions are looked
     up without a value check: keep them below ``max_len``.
 
@@ -775,9 +785,10 @@ class ALiBi(_PositionTables):
         ``attn_mask`` of ``torch.nn.functional.scaled_dot_product_attention``.
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile`` (also with ``dynamic=True``), ``torch.export.export`` with a
-    dynamic sequence length, ``torch.onnx.export`` with the dynamo and the legacy
-    exporters, run by onnxruntime (exact), and ``torch.jit.trace``.
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
+    ``torch.export.export`` with dynamic ``q_len`` and ``k_len``, ``torch.onnx.export`` with
+    the dynamo and the legacy exporters, run by onnxruntime within 1e-5 of eager, and
+    ``torch.jit.trace``.
 
     Raises:
         TypeError, ValueError: bad constructor arguments or a bad input to :meth:`forward`.
@@ -875,11 +886,10 @@ def alibi_bias(
     model, also mask the keys after each query (``bias.masked_fill(future, -inf)`` with
     ``future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)``).
 
-    This function computes on the host with NumPy: fine in eager code and in
-    ``torch.compile`` with fixed lengths, but in a ``forward`` that is exported
-    (``torch.export``, ONNX) or traced (``torch.jit.trace``) with a dynamic length it cannot
-    follow the length, and it refuses a traced length with a ``TypeError``. Use the module
-    :class:`ALiBi` there.
+    This function computes on the host with NumPy, for eager code. In a ``forward`` that is
+    exported (``torch.export``, the dynamo ONNX exporter) with a dynamic length it cannot
+    follow the length and refuses the traced size with a ``TypeError`` (tested with
+    ``torch.export``); use the module :class:`ALiBi` in ``forward``.
 
     Args:
         seq_len: number of positions, an ``int >= 0``.
