@@ -1,5 +1,7 @@
 """posenc.pytorch: the tensor factory and the nn.Module."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -397,3 +399,122 @@ def test_forward_errors(x, offset, error, message):
 def test_constructor_errors(kwargs, error, message):
     with pytest.raises(error, match=exactly(message)):
         PositionalEncoding(**kwargs)
+
+
+# --- batch_first=False: the layout of torch.nn.Transformer and of PyTorch's tutorial -------------
+
+
+def test_sequence_first_adds_each_position_to_every_sample():
+    module = PositionalEncoding(8, max_len=16, batch_first=False)
+    x = torch.randn(5, 3, 8, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    out = module(x, offset=2)
+    np.testing.assert_allclose((out - x).numpy(),
+                               np.broadcast_to(exact_encoding(range(2, 7), 8)[:, None], (5, 3, 8)),
+                               rtol=0, atol=1e-15)
+    torch.testing.assert_close(out, PositionalEncoding(8, max_len=16)(x.transpose(0, 1), 2)
+                               .transpose(0, 1), rtol=0, atol=0)
+    assert "batch_first=False" in repr(module) and "batch_first" not in repr(PositionalEncoding(8))
+
+
+def test_sequence_first_matches_the_tutorials_module():
+    """The foil re-creating the tutorial's module (float32 angles) on its own layout."""
+    from posenc.foils import SeqFirstPositionalEncoding
+
+    x = torch.randn(35, 4, 16, generator=torch.Generator().manual_seed(7))
+    theirs = SeqFirstPositionalEncoding(16, dropout=0.0, max_len=50)
+    ours = PositionalEncoding(16, max_len=50, batch_first=False)
+    assert (ours(x) - theirs(x)).abs().max().item() < 1e-5
+    # The silent mistake this option avoids: the default layout reads dim 1 (batch) as positions.
+    assert (PositionalEncoding(16, max_len=50)(x) - theirs(x)).abs().max().item() > 0.5
+
+
+def test_sequence_first_positions():
+    module = PositionalEncoding(8, max_len=16, batch_first=False)
+    x = torch.zeros(4, 2, 8, dtype=torch.float64)
+    positions = torch.tensor([[0, 0], [1, 0], [2, 1], [3, 2]])  # (seq_len, batch): sample 1 left-padded
+    out = module(x, positions=positions)
+    np.testing.assert_allclose(out[:, 1].numpy(), exact_encoding([0, 0, 1, 2], 8), rtol=0, atol=1e-15)
+    torch.testing.assert_close(module(x, positions=torch.arange(4)), module(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape, message", [
+    ((5, 8), "with batch_first=False, x must have shape (seq_len, batch, d_model), got shape (5, 8): "
+     "a 2-D input has no batch axis; for (seq_len, d_model) use batch_first=True"),
+    ((2, 5, 3, 8), "with batch_first=False, x must have shape (seq_len, batch, d_model), got shape "
+     "(2, 5, 3, 8)"),
+])
+def test_sequence_first_errors(shape, message):
+    with pytest.raises(ValueError, match=exactly(message)):
+        PositionalEncoding(8, batch_first=False)(torch.zeros(shape))
+    with pytest.raises(TypeError, match=exactly("batch_first must be True or False, got int 0")):
+        PositionalEncoding(8, batch_first=0)
+
+
+# --- Checkpoints of the tutorial's and the snippet's modules ---------------------------------------
+
+
+def tutorial_state(max_len=40, d_model=8, layout="tutorial"):
+    from posenc.foils import SeqFirstPositionalEncoding, SnippetPositionalEncoding
+
+    torch.manual_seed(0)
+    module = (SeqFirstPositionalEncoding(d_model, max_len=max_len) if layout == "tutorial"
+              else SnippetPositionalEncoding(d_model, max_len=max_len))
+    return torch.nn.Sequential(torch.nn.Linear(d_model, d_model), module).state_dict()
+
+
+@pytest.mark.parametrize("layout", ["tutorial", "snippet"])
+@pytest.mark.parametrize("max_len", [40, 5000])
+def test_checkpoint_with_the_tutorials_table_loads_strictly(layout, max_len):
+    state = tutorial_state(max_len, 512 if max_len == 5000 else 8, layout)
+    d_model = state["0.weight"].shape[0]
+    shape = (max_len, 1, d_model) if layout == "tutorial" else (1, max_len, d_model)
+    assert tuple(state["1.pe"].shape) == shape
+    model = torch.nn.Sequential(torch.nn.Linear(d_model, d_model), PositionalEncoding(d_model, 100))
+    result = model.load_state_dict(state, strict=True)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    torch.testing.assert_close(model[0].weight, state["0.weight"], rtol=0, atol=0)
+    assert "1.pe" in state  # the caller's dictionary is left as it was
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda pe: pe * 1.01, "1.pe: values are not the sinusoidal encoding of this module (d_model=8, "
+     "base=10000.0): the largest difference, "),
+    (lambda pe: torch.randn(pe.shape, generator=torch.Generator().manual_seed(1)),
+     "1.pe: values are not the sinusoidal encoding"),
+    (lambda pe: pe.reshape(40, 8)[None, None], "1.pe: shape (1, 1, 40, 8) is not a table of width "
+     "d_model=8: expected (max_len, 1, 8) (PyTorch's tutorial), (1, max_len, 8) (the common snippet) "
+     "or (max_len, 8)"),
+    (lambda pe: pe[..., :6], "1.pe: shape (40, 1, 6) is not a table of width d_model=8"),
+    (lambda pe: pe.long(), "1.pe: expected a floating-point tensor (a sinusoidal table), got Tensor "
+     "of dtype torch.int64"),
+    (lambda pe: pe.clone().fill_(float("nan")), "1.pe: values are not the sinusoidal encoding"),
+])
+def test_checkpoint_with_another_table_names_what_differs(change, message):
+    state = tutorial_state()
+    state["1.pe"] = change(state["1.pe"])
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, 100))
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        model.load_state_dict(state, strict=True)
+
+
+def test_checkpoint_with_another_base_is_refused():
+    state = tutorial_state()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, 100, base=500.0))
+    with pytest.raises(RuntimeError, match=re.escape("(d_model=8, base=500.0)")):
+        model.load_state_dict(state)
+
+
+def test_own_checkpoints_still_have_no_table():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, 100))
+    assert list(model.state_dict()) == ["0.weight", "0.bias"]
+    model.load_state_dict(model.state_dict(), strict=True)
+
+
+def test_docstring_states_the_amplitude_and_the_paths():
+    doc = PositionalEncoding.__doc__
+    for claim in ("amplitude 1", "sqrt(d_model)", "book/embeddings.ipynb", "torch.export",
+                  "torch.jit.trace", "onnxruntime", "batch_first"):
+        assert claim in doc
+    table = PositionalEncoding(64, max_len=100).table().double()
+    assert table.abs().max().item() <= 1
+    torch.testing.assert_close(table.norm(dim=1), torch.full((100,), 32.0 ** 0.5, dtype=torch.float64))

@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 rotary_embedding_torch = pytest.importorskip("rotary_embedding_torch")
 
 import posenc  # noqa: E402
-from posenc.pytorch import LearnedPositionalEmbedding, RotaryEmbedding, alibi_bias  # noqa: E402
+import posenc.relative  # noqa: E402
+from posenc.pytorch import ALiBi, LearnedPositionalEmbedding, RotaryEmbedding, alibi_bias  # noqa: E402
 
 
 def exactly(message):
@@ -158,12 +159,12 @@ def test_rotary_one_token_at_a_time():
 
 
 def test_rotary_tables_grow_and_are_cached():
-    rotary = RotaryEmbedding(8)
+    rotary = RotaryEmbedding(8, max_len=5)
     rotary.rotate(torch.zeros(5, 8))
     assert rotary.max_len == 5
-    cos, _ = rotary.cos_sin(5, torch.float32, torch.device("cpu"))
+    table = rotary.table()
     rotary.rotate(torch.zeros(3, 8), offset=2)
-    assert rotary.cos_sin(5, torch.float32, torch.device("cpu"))[0] is cos
+    assert rotary.table() is table
     rotary.rotate(torch.zeros(3, 8), offset=4)
     assert rotary.max_len == 10
     assert list(rotary.parameters()) == [] and rotary.state_dict() == {}
@@ -316,3 +317,117 @@ def test_torch_compile_rotary():
     for offset in (0, 3):
         for got, expected in zip(compiled(q, q, offset), rotary(q, q, offset)):
             torch.testing.assert_close(got, expected)
+
+
+# --- RotaryEmbedding: tensor offsets and positions, as PositionalEncoding --------------------------
+
+
+def test_rotary_tensor_offset_equals_int_offset():
+    rotary = RotaryEmbedding(8, max_len=10)
+    x = randn(2, 4, 8, seed=14)
+    for offset in (0, 3, 8, 50, 2**40):  # in, across and far past the table
+        torch.testing.assert_close(rotary.rotate(x, torch.tensor(offset)), rotary.rotate(x, offset),
+                                   rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_rotary_positions_of_a_left_padded_batch(layout):
+    rotary = RotaryEmbedding(16, max_len=8, layout=layout)
+    x = randn(2, 3, 5, 16, seed=15, dtype=torch.float64)  # (batch, heads, seq_len, head_dim)
+    positions = torch.tensor([[0, 0, 0, 1, 2], [0, 1, 2, 3, 40]])[:, None]  # (batch, 1, seq_len)
+    got = rotary.rotate(x, positions=positions)
+    for b in range(2):
+        for t in range(5):
+            expected = posenc.rope(x[b, :, t:t + 1].numpy(), offset=int(positions[b, 0, t]), layout=layout)
+            np.testing.assert_allclose(got[b, :, t:t + 1].numpy(), expected, rtol=0, atol=1e-15)
+    assert rotary.max_len == 41  # grew for position 40
+    q_rot, k_rot = rotary(x, x, positions=positions)
+    torch.testing.assert_close(q_rot, got, rtol=0, atol=0)
+
+
+def test_rotary_exact_to_float32_at_long_positions():
+    """Each rotation uses the float32 values nearest to the float64 cosine and sine of the angles
+    of posenc.rope, however far the position (here past the table: computed on their own)."""
+    rotary = RotaryEmbedding(8, max_len=4)
+    x = torch.ones(3, 8)
+    for start in (10**6, 10**9, 2**40):
+        got = rotary.rotate(x, offset=start)
+        cos, sin = (t.astype(np.float32) for t in posenc.relative.rope_cos_sin(3, 8, offset=start))
+        np.testing.assert_array_equal(got[:, 0::2].numpy(), cos - sin)
+        np.testing.assert_array_equal(got[:, 1::2].numpy(), sin + cos)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"positions": torch.zeros(5)}, TypeError,
+     "positions must be an integer torch.Tensor of shape (..., seq_len), got a tensor of dtype torch.float32"),
+    ({"positions": torch.arange(4)}, ValueError, "positions must have shape (..., seq_len) with "
+     "seq_len=5, broadcastable to the input's (2, 5), got shape (4,)"),
+    ({"positions": torch.tensor([0, 1, -2, 3, 4])}, ValueError, "positions must be >= 0, got a minimum of -2"),
+    ({"positions": torch.arange(5), "offset": 2}, ValueError, "pass either offset or positions, not both"),
+    ({"offset": torch.tensor(1.0)}, TypeError,
+     "offset must be an integer or an integer tensor, got a tensor of dtype torch.float32"),
+    ({"offset": torch.tensor([1])}, ValueError, "offset must be a scalar (0-dimensional) tensor, got shape (1,)"),
+    ({"offset": torch.tensor(-1)}, ValueError, "offset must be an integer >= 0, got -1"),
+])
+def test_rotary_offset_and_positions_errors(kwargs, error, message):
+    rotary = RotaryEmbedding(8, max_len=10)
+    with pytest.raises(error, match=exactly(message)):
+        rotary.rotate(torch.zeros(2, 5, 8), **kwargs)
+    assert rotary.max_len == 10
+
+
+# --- ALiBi, the module ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_heads", [1, 3, 8, 12])
+@pytest.mark.parametrize("seq_len", [0, 1, 7, 40])
+def test_alibi_module_matches_the_numpy_reference(n_heads, seq_len):
+    module = ALiBi(n_heads, max_len=16)
+    assert_nearest(module.bias(seq_len).numpy(), posenc.alibi_bias(seq_len, n_heads))
+    np.testing.assert_array_equal(module.bias(seq_len, dtype=torch.float64).numpy(),
+                                  posenc.alibi_bias(seq_len, n_heads))
+
+
+def assert_nearest(got, exact):
+    error = np.abs(got.astype(np.float64) - exact)
+    for direction in (np.inf, -np.inf):
+        assert np.all(error <= np.abs(np.nextafter(got, np.full_like(got, direction)).astype(np.float64) - exact))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_alibi_module_half_precision_nearest(dtype):
+    got = ALiBi(12, max_len=8).bias(64, dtype=dtype)
+    exact = torch.from_numpy(posenc.alibi_bias(64, 12))
+    error = (got.double() - exact).abs()
+    for direction in (float("inf"), float("-inf")):
+        assert torch.all(error <= (torch.nextafter(got, torch.full_like(got, direction)).double() - exact).abs())
+
+
+def test_alibi_module_adds_to_scores_and_follows_a_kv_cache():
+    module = ALiBi(4, max_len=32)
+    scores = randn(2, 4, 6, 6, seed=16, dtype=torch.float64)
+    torch.testing.assert_close(module(scores), scores + torch.from_numpy(posenc.alibi_bias(6, 4)),
+                               rtol=0, atol=0)
+    # Two new queries against 6 keys: the last two rows of the full bias.
+    torch.testing.assert_close(module.bias(2, 6, dtype=torch.float64),
+                               module.bias(6, dtype=torch.float64)[:, 4:], rtol=0, atol=0)
+    assert module.state_dict() == {} and list(module.parameters()) == []
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: ALiBi(0), ValueError, "n_heads must be an integer >= 1, got 0"),
+    (lambda: ALiBi(4, max_len=-1), ValueError, "max_len must be an integer >= 0, got -1"),
+    (lambda: ALiBi(4)(torch.zeros(3, 5, 5)), ValueError,
+     "scores must have shape (..., n_heads, q_len, k_len) with n_heads=4, got shape (3, 5, 5)"),
+    (lambda: ALiBi(4)(torch.zeros(4, 5)), ValueError,
+     "scores must have shape (..., n_heads, q_len, k_len) with n_heads=4, got shape (4, 5)"),
+    (lambda: ALiBi(4)(torch.zeros(4, 5, 5, dtype=torch.int64)), TypeError,
+     "scores must be a floating-point torch.Tensor of shape (..., n_heads, q_len, k_len), got "
+     "Tensor of dtype torch.int64"),
+    (lambda: ALiBi(4).bias(-1), ValueError, "q_len must be an integer >= 0, got -1"),
+    (lambda: ALiBi(4).bias(3, dtype=torch.int32), TypeError,
+     "dtype must be a floating-point torch.dtype, got torch.int32"),
+])
+def test_alibi_module_errors(call, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        call()

@@ -7,6 +7,7 @@ NumPy version.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -72,6 +73,32 @@ def positional_encoding(
 #: How many (dtype, device) tables a module keeps: the most recently used ones.
 CACHE_SIZE = 3
 
+#: Tolerance, per position ``pos``, of a checkpoint's ``pe`` table: ``(pos + 1) * 2**-21``.
+#: Tables of the PyTorch tutorial and of the common snippet compute their angles in
+#: float32 (a few roundings of relative size ``2**-24`` each, on angles up to ``pos``
+#: radians); measured, they differ from the float64 encoding by at most about
+#: ``1.3 * 2**-24 * (pos + 1)`` for widths 6 to 512, so this bound leaves a margin of 6.
+LOADED_TABLE_TOLERANCE = 2.0**-21
+
+
+def _tracing() -> bool:
+    """True while ``torch.compile``, ``torch.export`` or ``torch.jit.trace`` (also the
+    legacy ONNX exporter, which traces with it) records ``forward`` as a graph."""
+    return torch.compiler.is_compiling() or torch.jit.is_tracing()
+
+
+def _concrete(size):
+    """A size as a number for checks: ``torch.jit.trace`` records sizes as 0-d tensors."""
+    if isinstance(size, torch.Tensor):
+        with warnings.catch_warnings():  # the value is only checked, not baked into the graph
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            return int(size)
+    return size
+
+
+def _static_shape(x: torch.Tensor) -> tuple:
+    return tuple(_concrete(n) for n in x.shape)
+
 
 def _check_positions(positions, batch_shape) -> torch.Tensor:
     """Check explicit positions against the input's leading shape ``(..., seq_len)``."""
@@ -82,7 +109,7 @@ def _check_positions(positions, batch_shape) -> torch.Tensor:
             + (f"a tensor of dtype {positions.dtype}" if isinstance(positions, torch.Tensor)
                else type(positions).__name__)
         )
-    shape = tuple(positions.shape)
+    shape = _static_shape(positions)
     try:
         fits = positions.dim() >= 1 and torch.broadcast_shapes(shape, batch_shape) == batch_shape
     except RuntimeError:
@@ -123,77 +150,36 @@ def _check_batch(name: str, x, width_name: str) -> None:
         )
 
 
-class PositionalEncoding(nn.Module):
-    """Adds the sinusoidal positional encoding to a batch of embeddings (batch first).
+class _PositionTables(nn.Module):
+    """Tables with one row per position (``max_len`` rows, ``width`` columns), cached per
+    (dtype, device): the machinery shared by :class:`PositionalEncoding`,
+    :class:`RotaryEmbedding` and :class:`ALiBi`.
 
-    The table of ``max_len`` positions is computed in float64 and rounded once to the
-    dtype of the input, on the input's device; it is then cached per (dtype, device), so
-    later calls only slice (or gather) and add. Any input dtype keeps its full precision
-    (a float64 input gets a float64 table), and the module works on any device.
-
-    Cache versus registered buffer, a trade-off: the tables are neither parameters nor
-    buffers, so they never enter ``state_dict`` (they are fully determined by
-    ``d_model`` and ``base``; checkpoints stay small and load across ``max_len``), and no
-    ``module.half()`` can round them for good, as it would a buffer. The price:
-
-    - ``module.to(device_or_dtype)`` (also ``.cuda()``, ``.half()``, ``.float()``, ...)
-      does not move a buffer but prepares the table for the float dtype and device the
-      call targets (computed on the host, then copied), and drops the other tables, so
-      the next ``forward`` on that device and dtype does no host work. An input of
-      another dtype or device still costs one host computation and copy in ``forward``.
-    - At most ``CACHE_SIZE`` (3) tables are kept, the most recently used ones.
-    - Growth (below) changes the module's state inside ``forward``.
-
-    Longer inputs: a window ``offset .. offset + seq_len - 1`` that runs past ``max_len``
-    grows the table (to at least twice its length), as fairseq's sinusoidal embedding
-    does, if the window starts inside the table or fits in twice its length. A window
-    further away (say ``offset=2**40`` while decoding) is computed on its own, leaving the
-    table as it is. State changes only once the new table exists: a call that fails
-    (e.g. MemoryError) leaves the module as it was. Positions go up to ``2**53``; for the
-    accuracy as a function of position see :func:`posenc.positional_encoding`.
-
-    Args:
-        d_model: width of the embeddings, an ``int >= 1``.
-        max_len: number of positions computed up front, an ``int >= 0`` (at most
-            ``2**53``); it grows when needed (read ``module.max_len`` for the current length).
-        base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
-        dropout: probability of the dropout applied to the sum, a real number in
-            ``[0, 1]`` (the paper uses 0.1); active only in training mode.
-
-    Shapes:
-        ``forward(x, offset=0, *, positions=None)``: ``x`` of shape
-        ``(..., seq_len, d_model)``, any number of leading (batch) dimensions,
-        floating-point dtype. The result has the shape, dtype and device of ``x``:
-        ``dropout(x + PE[offset : offset + seq_len])``, or ``dropout(x + PE[positions])``.
-
-    Compilation: ``torch.compile`` and ``torch.export`` work (the cached table becomes a
-    constant of the graph). Inside ``torch.compile`` a tensor ``offset`` or
-    ``positions`` is looked up in the existing table without any check (a value check
-    would need the data on the host): keep them below ``max_len``. ``torch.jit.script``
-    does not work: the cache is a Python dict filled by NumPy code, which TorchScript
-    cannot type; TorchScript is deprecated in favour of ``torch.compile`` and ``torch.export``.
-
-    Raises:
-        TypeError, ValueError: bad constructor arguments (see :func:`positional_encoding`)
-            or a bad input to ``forward`` (see :meth:`forward`).
-
-    Source: Vaswani et al. 2017, section 3.5 (encoding, and dropout on the sum in 5.4).
+    Row ``pos`` is ``_values_at(pos)``, computed in float64 on the host (NumPy) and rounded
+    once to the table's dtype. Eager calls grow the tables (to at least twice their length)
+    or compute far rows on their own; inside ``torch.compile``, ``torch.export`` and
+    ``torch.jit.trace`` nothing grows and nothing is computed on the host: rows are a slice
+    or a gather of the table, and a window past ``max_len`` is an error.
     """
 
-    def __init__(
-        self, d_model: int, max_len: int = 5000, *, base: float = 10000.0, dropout: float = 0.0
-    ) -> None:
+    def __init__(self, width: int, max_len: int, base: float) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, minimum=1)
+        self._width = width
         self.max_len = check_int("max_len", max_len)
         check_window(0, self.max_len)
         self.base = check_base(base)
-        self.dropout = nn.Dropout(check_dropout(dropout))
         self._tables: OrderedDict[tuple[torch.dtype, torch.device], torch.Tensor] = OrderedDict()
-        self.table()  # the common case, float32 on the CPU, ready before any tracing
+
+    def _values_at(self, positions: np.ndarray) -> np.ndarray:
+        """Float64 rows for integer positions: shape ``positions.shape + (width,)``."""
+        return encoding_at(positions, self._width, self.base)
 
     def _compute(self, length: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-        return positional_encoding(length, self.d_model, base=self.base, dtype=dtype, device=device)
+        return _from_float64(self._values_at(np.arange(length)), dtype, device)
+
+    def _table_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """The dtype of the table used for an input of ``dtype``."""
+        return dtype
 
     def _keep(self, key, table: torch.Tensor) -> None:
         self._tables[key] = table
@@ -201,14 +187,14 @@ class PositionalEncoding(nn.Module):
             self._tables.popitem(last=False)  # the least recently used
 
     def table(self, dtype: torch.dtype = torch.float32, device=None) -> torch.Tensor:
-        """The cached ``(max_len, d_model)`` table in ``dtype`` on ``device``.
+        """The cached ``(max_len, width)`` table in ``dtype`` on ``device``.
 
         Args:
             dtype: a floating-point ``torch.dtype``.
             device: a ``torch.device`` or its name (``None``: the CPU).
 
         Returns:
-            Tensor of shape ``(max_len, d_model)``; computed on the first request for
+            Tensor of shape ``(max_len, width)``; computed on the first request for
             this dtype and device (on the host, then copied), then returned from the cache.
 
         Raises:
@@ -219,7 +205,7 @@ class PositionalEncoding(nn.Module):
         if table is None:
             table = self._compute(self.max_len, *key)
             self._keep(key, table)
-        elif not torch.compiler.is_compiling():
+        elif not _tracing():
             self._tables.move_to_end(key)
         return table
 
@@ -229,7 +215,7 @@ class PositionalEncoding(nn.Module):
         # What the call does to a float32 CPU tensor says which dtype and device it targets.
         probe = fn(torch.zeros((), dtype=torch.float32))
         if isinstance(probe, torch.Tensor) and probe.is_floating_point():
-            key = (probe.dtype, probe.device)
+            key = (self._table_dtype(probe.dtype), probe.device)
             table = self._tables.get(key)
             if table is None:
                 table = self._compute(self.max_len, *key)
@@ -254,27 +240,40 @@ class PositionalEncoding(nn.Module):
         self._tables[(dtype, device)] = table
         return True
 
-    def _rows(self, offset, seq_len: int, dtype, device) -> torch.Tensor:
-        """Rows for positions ``offset .. offset + seq_len - 1``, shape ``(seq_len, d_model)``."""
+    def _past_table(self, start, seq_len, hint: str = "") -> str:
+        return (f"positions {start} to {start + seq_len - 1} (offset={start}, seq_len={seq_len}) "
+                f"run past max_len={self.max_len}: inside torch.compile, torch.export or "
+                f"torch.jit.trace the table cannot grow; build the module with a max_len that "
+                f"covers the longest input" + hint)
+
+    def _rows(self, offset, seq_len, dtype, device, hint: str = "") -> torch.Tensor:
+        """Rows for positions ``offset .. offset + seq_len - 1``, shape ``(seq_len, width)``."""
         if isinstance(offset, torch.Tensor):
             offset = _check_tensor_offset(offset)
-            if torch.compiler.is_compiling() or offset.device.type == "meta":  # no host sync
+            if _tracing() or offset.device.type == "meta":  # no host sync: gather
                 positions = offset.to(device) + torch.arange(seq_len, device=device)
                 return self.table(dtype, device)[positions]
             offset = int(offset)  # eager: same path, same values as a Python int
         offset = check_int("offset", offset)
+        if _tracing():  # a fixed table: slice it (traced sizes stay symbolic)
+            end = offset + _concrete(seq_len)
+            if isinstance(end, int) and end > self.max_len:
+                raise ValueError(self._past_table(offset, _concrete(seq_len), hint))
+            torch._check(end <= self.max_len, lambda: self._past_table(offset, seq_len, hint))
+            table = self.table(dtype, device)
+            if isinstance(seq_len, torch.Tensor):  # torch.jit.trace: keep the length traced
+                return table[offset + torch.arange(seq_len, device=device)]
+            return table[offset : offset + seq_len]
         check_window(offset, seq_len)
         end = offset + seq_len
         if not self._ensure(offset, end, dtype, device):
-            return _from_float64(encoding_at(np.arange(offset, end), self.d_model, self.base),
-                                 dtype, device)
+            return _from_float64(self._values_at(np.arange(offset, end)), dtype, device)
         return self.table(dtype, device)[offset:end]
 
     def _rows_at(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
-        """Rows for explicit positions, shape ``positions.shape + (d_model,)``."""
+        """Rows for explicit positions, shape ``positions.shape + (width,)``."""
         positions = positions.to(device)
-        if (positions.numel() and not torch.compiler.is_compiling()
-                and positions.device.type != "meta"):
+        if not _tracing() and positions.device.type != "meta" and positions.numel():
             low, high = int(positions.min()), int(positions.max())
             if low < 0:
                 raise ValueError(f"positions must be >= 0, got a minimum of {low}")
@@ -284,25 +283,181 @@ class PositionalEncoding(nn.Module):
                     f"position below it exactly), got a maximum of {high}"
                 )
             if not self._ensure(low, high + 1, dtype, device):
-                values = encoding_at(positions.cpu().numpy(), self.d_model, self.base)
-                return _from_float64(values, dtype, device)
+                return _from_float64(self._values_at(positions.cpu().numpy()), dtype, device)
         return self.table(dtype, device)[positions]
 
-    def forward(self, x: torch.Tensor, offset=0, *, positions: torch.Tensor | None = None
+
+class PositionalEncoding(_PositionTables):
+    """Adds the sinusoidal positional encoding to a batch of embeddings.
+
+    The encoding has amplitude 1: every entry is a sine or a cosine, in ``[-1, 1]``, and
+    every row has norm ``sqrt(d_model / 2)`` (for an even ``d_model``). Token embeddings initialised small (PyTorch's
+    ``nn.Embedding`` draws N(0, 1), but many models use N(0, 0.02) or Xavier, entries of order
+    ``1 / sqrt(d_model)``) must be multiplied by ``sqrt(d_model)`` before the sum, as the
+    paper does (section 3.4), or the encoding swamps them: see the course's chapter on
+    embeddings (``book/embeddings.ipynb``).
+
+    The table of ``max_len`` positions is computed in float64 and rounded once to the
+    dtype of the input, on the input's device; it is then cached per (dtype, device), so
+    later calls only slice (or gather) and add. Any input dtype keeps its full precision
+    (a float64 input gets a float64 table), and the module works on any device.
+
+    Cache versus registered buffer, a trade-off: the tables are neither parameters nor
+    buffers, so they never enter ``state_dict`` (they are fully determined by
+    ``d_model`` and ``base``; checkpoints stay small and load across ``max_len``), and no
+    ``module.half()`` can round them for good, as it would a buffer. The price:
+
+    - ``module.to(device_or_dtype)`` (also ``.cuda()``, ``.half()``, ``.float()``, ...)
+      does not move a buffer but prepares the table for the float dtype and device the
+      call targets (computed on the host, then copied), and drops the other tables, so
+      the next ``forward`` on that device and dtype does no host work. An input of
+      another dtype or device still costs one host computation and copy in ``forward``.
+    - At most ``CACHE_SIZE`` (3) tables are kept, the most recently used ones.
+    - Growth (below) changes the module's state inside an eager ``forward``.
+
+    Longer inputs, in eager mode: a window ``offset .. offset + seq_len - 1`` that runs past
+    ``max_len`` grows the table (to at least twice its length), as fairseq's sinusoidal
+    embedding does, if the window starts inside the table or fits in twice its length. A
+    window further away (say ``offset=2**40`` while decoding) is computed on its own,
+    leaving the table as it is. State changes only once the new table exists: a call that
+    fails (e.g. MemoryError) leaves the module as it was. Positions go up to ``2**53``; for
+    the accuracy as a function of position see :func:`posenc.positional_encoding`.
+
+    Checkpoints of the usual modules: a ``state_dict`` holding a ``pe`` table, as written by
+    the ``PositionalEncoding`` of PyTorch's tutorial (``(max_len, 1, d_model)``) or of the
+    common snippet (``(1, max_len, d_model)``), loads with ``strict=True``: the table is
+    checked against this module's encoding (same ``d_model`` and ``base``) within
+    ``(pos + 1) * 2**-21`` at position ``pos`` (their angles are float32), then dropped.
+    A table of another shape or with other values makes ``load_state_dict`` raise a
+    ``RuntimeError`` that names the key, the shapes or the largest difference.
+
+    Args:
+        d_model: width of the embeddings, an ``int >= 1``.
+        max_len: number of positions computed up front, an ``int >= 0`` (at most
+            ``2**53``); it grows when needed in eager calls (read ``module.max_len`` for
+            the current length). Inside ``torch.compile``, ``torch.export``,
+            ``torch.jit.trace`` and the ONNX exporters it is the longest input allowed.
+        base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
+        dropout: probability of the dropout applied to the sum, a real number in
+            ``[0, 1]`` (the paper uses 0.1); active only in training mode.
+        batch_first: ``True`` (default): ``x`` is ``(..., seq_len, d_model)``, e.g.
+            ``(batch, seq_len, d_model)``. ``False``: ``x`` is ``(seq_len, batch,
+            d_model)``, the default layout of ``torch.nn.Transformer`` and its layers and of
+            PyTorch's tutorial; exactly 3 dimensions.
+
+    Which layout an input has cannot be read from its shape: a ``(seq_len, batch,
+    d_model)`` tensor given to a ``batch_first=True`` module (or the reverse) runs without
+    error and adds the encoding of the batch index to every token. Only what a shape does
+    tell is checked: ``batch_first=False`` refuses inputs that are not 3-D (a 2-D input
+    has no batch axis), and a traced window past ``max_len`` names the layout the module
+    assumed.
+
+    Shapes:
+        ``forward(x, offset=0, *, positions=None)``: with ``batch_first=True``, ``x`` of
+        shape ``(..., seq_len, d_model)``, any number of leading (batch) dimensions;
+        with ``batch_first=False``, ``(seq_len, batch, d_model)``; floating-point dtype.
+        The result has the shape, dtype and device of ``x``:
+        ``dropout(x + PE[offset : offset + seq_len])`` (each position along the sequence
+        axis), or ``dropout(x + PE[positions])``.
+
+    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end, which
+    captures the graph as inductor does without its C++ compiler), ``torch.export.export``
+    with a dynamic ``seq_len`` (declare it with ``torch.export.Dim("seq_len", max=max_len)``),
+    ``torch.onnx.export`` with the dynamo exporter and with the legacy (TorchScript)
+    exporter, both run by onnxruntime within 1e-5 of eager (the legacy exporter passes every
+    argument of ``forward``, so ``offset`` becomes an input of its graph: feed 0), and
+    ``torch.jit.trace``, whose graph keeps ``seq_len`` dynamic. In those graphs the table is
+    a constant of ``max_len`` rows that cannot grow; a tensor ``offset`` or ``positions`` is
+    looked up without a value check (that would need the data on the host): keep them below
+    ``max_len``. ``torch.jit.script`` does not work: the cache is a Python dict filled by
+    NumPy code, which TorchScript cannot type (TorchScript is deprecated).
+
+    Raises:
+        TypeError, ValueError: bad constructor arguments (see :func:`positional_encoding`)
+            or a bad input to ``forward`` (see :meth:`forward`).
+
+    Source: Vaswani et al. 2017, section 3.5 (encoding, and dropout on the sum in 5.4).
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        max_len: int = 5000,
+        *,
+        base: float = 10000.0,
+        dropout: float = 0.0,
+        batch_first: bool = True,
+    ) -> None:
+        d_model = check_int("d_model", d_model, minimum=1)
+        super().__init__(d_model, max_len, base)
+        self.d_model = d_model
+        if not isinstance(batch_first, bool):
+            raise TypeError(f"batch_first must be True or False, got {type(batch_first).__name__} "
+                            f"{batch_first!r}")
+        self.batch_first = batch_first
+        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.table()  # the common case, float32 on the CPU, ready before any tracing
+
+    def _compute(self, length: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        return positional_encoding(length, self.d_model, base=self.base, dtype=dtype, device=device)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Accept (check, then drop) the ``pe`` table of the tutorial's and the snippet's modules."""
+        key = prefix + "pe"
+        if key in state_dict:
+            problem = self._loaded_table_problem(state_dict.pop(key))
+            if problem:
+                error_msgs.append(f"{key}: {problem}")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    def _loaded_table_problem(self, value) -> str | None:
+        """Why a checkpoint's ``pe`` table is not this module's encoding (None if it is)."""
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+            return (f"expected a floating-point tensor (a sinusoidal table), got "
+                    f"{type(value).__name__}"
+                    + (f" of dtype {value.dtype}" if isinstance(value, torch.Tensor) else ""))
+        shape, d = tuple(value.shape), self.d_model
+        if not (len(shape) == 2 and shape[1] == d or len(shape) == 3 and shape[2] == d
+                and 1 in shape[:2]):
+            return (f"shape {shape} is not a table of width d_model={d}: expected "
+                    f"(max_len, 1, {d}) (PyTorch's tutorial), (1, max_len, {d}) (the common "
+                    f"snippet) or (max_len, {d})")
+        if value.device.type == "meta":
+            return None  # no values to check
+        rows = value.detach().reshape(-1, d).to(device="cpu", dtype=torch.float64).numpy()
+        expected = _numpy_positional_encoding(rows.shape[0], d, base=self.base)
+        excess = np.abs(rows - expected) - LOADED_TABLE_TOLERANCE * (np.arange(rows.shape[0]) + 1.0)[:, None]
+        if np.any(~(excess <= 0)):  # NaN counts as a difference
+            pos, col = np.unravel_index(np.nanargmax(np.where(np.isnan(excess), np.inf, excess)),
+                                        excess.shape)
+            got, want = float(rows[pos, col]), float(expected[pos, col])
+            return (f"values are not the sinusoidal encoding of this module (d_model={d}, "
+                    f"base={self.base}): the largest difference, {abs(got - want):.3g} at "
+                    f"position {pos}, column {col} (checkpoint {got!r}, encoding {want!r}), "
+                    f"exceeds the tolerance (pos + 1) * 2**-21 of float32 angles; a learned "
+                    f"table or another base cannot be replaced by this module")
+        return None
+
+    def forward(self, x: torch.Tensor, offset=0, positions: torch.Tensor | None = None
                 ) -> torch.Tensor:
         """Return ``dropout(x + PE[offset : offset + seq_len])`` or ``dropout(x + PE[positions])``.
 
         Args:
-            x: floating-point tensor of shape ``(..., seq_len, d_model)`` (batch first).
-            offset: position of ``x``'s first row (e.g. the number of tokens already
+            x: floating-point tensor of shape ``(..., seq_len, d_model)`` (``batch_first=True``)
+                or ``(seq_len, batch, d_model)`` (``batch_first=False``).
+            offset: position of ``x``'s first token (e.g. the number of tokens already
                 decoded when feeding one token at a time): an ``int >= 0`` or a scalar
                 integer tensor (same results; a tensor avoids recompiling per value under
                 ``torch.compile``), with ``offset + seq_len <= 2**53``.
-            positions: keyword only, instead of ``offset``: an integer tensor of shape
-                ``(..., seq_len)`` broadcastable to ``x.shape[:-1]``, the position of
-                every token, each in ``[0, 2**53)``. For left-padded batches (count
-                positions from each sequence's first real token) and packed sequences
-                (restart at 0 for each sequence), as Hugging Face's ``position_ids``.
+            positions: instead of ``offset`` (pass it by keyword): an integer tensor, the
+                position of every token, each in ``[0, 2**53)``: of shape ``(..., seq_len)``
+                broadcastable to ``x.shape[:-1]`` (``batch_first=True``), or ``(seq_len,)``
+                or ``(seq_len, batch)`` (``batch_first=False``). For left-padded batches
+                (count positions from each sequence's first real token) and packed
+                sequences (restart at 0 for each sequence), as Hugging Face's ``position_ids``.
 
         Returns:
             Tensor of the same shape, dtype and device as ``x``.
@@ -310,33 +465,55 @@ class PositionalEncoding(nn.Module):
         Raises:
             TypeError: ``x`` is not a floating-point tensor, ``offset`` is not an integer
                 (or integer tensor), or ``positions`` is not an integer tensor.
-            ValueError: ``x`` has fewer than 2 dimensions, its last dimension is not
-                ``d_model``, ``offset`` is negative or not a scalar, the positions
-                reach past ``2**53`` or are negative, ``positions`` has the wrong shape,
-                or both ``offset`` and ``positions`` are given.
+            ValueError: ``x`` has fewer than 2 dimensions (not exactly 3 with
+                ``batch_first=False``), its last dimension is not ``d_model``, ``offset``
+                is negative or not a scalar, the positions reach past ``2**53`` or are
+                negative, ``positions`` has the wrong shape, both ``offset`` and
+                ``positions`` are given, or (inside a compiled, exported or traced graph)
+                the window runs past ``max_len``.
         """
+        if self.batch_first:
+            return self._add(x, offset, positions)
+        if isinstance(x, torch.Tensor) and x.dim() != 3:
+            raise ValueError(
+                f"with batch_first=False, x must have shape (seq_len, batch, d_model), got shape "
+                f"{tuple(x.shape)}" + (": a 2-D input has no batch axis; for (seq_len, d_model) "
+                                       "use batch_first=True" if x.dim() == 2 else ""))
+        if isinstance(positions, torch.Tensor) and positions.dim() == 2:
+            positions = positions.transpose(0, 1)  # (seq_len, batch) -> (batch, seq_len)
+        return self._add(x.transpose(0, 1) if isinstance(x, torch.Tensor) else x, offset,
+                         positions).transpose(0, 1)
+
+    def _add(self, x, offset, positions) -> torch.Tensor:
+        """``forward`` for a batch-first ``x`` of shape ``(..., seq_len, d_model)``."""
         _check_batch("x", x, "d_model")
-        check_width(self.d_model, x.shape[-1])
+        check_width(self.d_model, _concrete(x.shape[-1]))
         if positions is None:
-            pe = self._rows(offset, x.shape[-2], x.dtype, x.device)
+            hint = ("; this module reads x as (batch, seq_len, d_model) (batch_first=True): for "
+                    "(seq_len, batch, d_model) inputs build it with batch_first=False"
+                    if self.batch_first else
+                    "; this module reads x as (seq_len, batch, d_model) (batch_first=False)")
+            pe = self._rows(offset, x.shape[-2], x.dtype, x.device, hint)
         elif isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
             raise ValueError("pass either offset or positions, not both")
         else:
-            pe = self._rows_at(_check_positions(positions, tuple(x.shape[:-1])), x.dtype, x.device)
+            pe = self._rows_at(_check_positions(positions, _static_shape(x)[:-1]), x.dtype, x.device)
         out = x + pe
         if self.training and self.dropout.p > 0:
             out = self.dropout(out)
         return out
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, max_len={self.max_len}, base={self.base}"
+        return (f"d_model={self.d_model}, max_len={self.max_len}, base={self.base}"
+                + ("" if self.batch_first else ", batch_first=False"))
 
 
 # --- After sinusoids: learned absolute positions, rotary embeddings (RoPE), ALiBi biases -------
 # The formulas live in posenc.relative (NumPy, float64); the classes below apply them to tensors.
 
 from .relative import alibi_bias as _numpy_alibi_bias  # noqa: E402
-from .relative import check_head_dim, check_layout, rope_cos_sin  # noqa: E402
+from .relative import alibi_slopes as _numpy_alibi_slopes  # noqa: E402
+from .relative import check_head_dim, check_layout  # noqa: E402
 
 
 def _check_sequence(name: str, x, width_name: str, width: int) -> None:
@@ -347,9 +524,10 @@ def _check_sequence(name: str, x, width_name: str, width: int) -> None:
         ValueError: ``x`` has fewer than 2 dimensions or its last dimension is not ``width``.
     """
     _check_batch(name, x, width_name)
-    if x.shape[-1] != width:
+    last = _concrete(x.shape[-1])
+    if last != width:
         raise ValueError(
-            f"{name}'s last dimension is {x.shape[-1]} but {width_name}={width}; they must be equal"
+            f"{name}'s last dimension is {last} but {width_name}={width}; they must be equal"
         )
 
 
@@ -378,6 +556,12 @@ class LearnedPositionalEmbedding(nn.Module):
         :class:`PositionalEncoding`. The table ``E`` (``module.embedding.weight``) is a
         parameter in ``state_dict``; it is converted to the dtype of ``x`` before the sum.
 
+    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
+    ``torch.export.export`` with a dynamic ``seq_len``, ``torch.onnx.export`` with the
+    dynamo and the legacy exporters (the legacy one makes ``offset`` a graph input), run by
+    onnxruntime within 1e-5 of eager, and ``torch.jit.trace``.
+
     Raises:
         TypeError, ValueError: bad constructor arguments (``ValueError`` from ``nn.Dropout``
             for a probability outside ``[0, 1]``), or a bad input to :meth:`forward`.
@@ -395,39 +579,53 @@ class LearnedPositionalEmbedding(nn.Module):
         nn.init.normal_(self.embedding.weight, mean=0.0, std=0.02)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, offset=0) -> torch.Tensor:
         """Return ``dropout(x + E[offset : offset + seq_len])``.
 
         Args:
             x: floating-point tensor of shape ``(..., seq_len, d_model)`` (batch first), on
                 the device of the module's parameters.
-            offset: position of ``x``'s first row, an ``int >= 0``.
+            offset: position of ``x``'s first row, an ``int >= 0`` or a scalar integer
+                tensor (inside a compiled, exported or traced graph a tensor offset is used
+                without a value check: keep ``offset + seq_len <= max_len``).
 
         Returns:
             Tensor of the same shape, dtype and device as ``x``.
 
         Raises:
-            TypeError: ``x`` is not a floating-point tensor, or ``offset`` is not an int.
+            TypeError: ``x`` is not a floating-point tensor, or ``offset`` is not an integer
+                (or integer tensor).
             ValueError: ``x`` has fewer than 2 dimensions, its last dimension is not
-                ``d_model``, ``offset`` is negative, or ``offset + seq_len > max_len``.
+                ``d_model``, ``offset`` is negative or not a scalar, or
+                ``offset + seq_len > max_len``.
         """
         _check_sequence("x", x, "d_model", self.d_model)
+        device = self.embedding.weight.device
+        seq_len = x.shape[-2]
+        if isinstance(offset, torch.Tensor):
+            offset = _check_tensor_offset(offset)
+            if _tracing() or offset.device.type == "meta":  # no host sync: gather
+                positions = offset.to(device) + torch.arange(seq_len, device=device)
+                return self.dropout(x + self.embedding(positions).to(x.dtype))
+            offset = int(offset)
         offset = check_int("offset", offset)
-        end = offset + x.shape[-2]
-        if end > self.max_len:
-            raise ValueError(
-                f"positions {offset} to {end - 1} (offset={offset}, seq_len={x.shape[-2]}) run "
-                f"past max_len={self.max_len}: a learned positional embedding has rows for "
-                f"positions 0 to {self.max_len - 1} only"
-            )
-        positions = torch.arange(offset, end, device=self.embedding.weight.device)
+        end = offset + _concrete(seq_len)
+
+        def message():
+            return (f"positions {offset} to {end - 1} (offset={offset}, seq_len={end - offset}) "
+                    f"run past max_len={self.max_len}: a learned positional embedding has rows "
+                    f"for positions 0 to {self.max_len - 1} only")
+        if isinstance(end, int) and end > self.max_len:
+            raise ValueError(message())
+        torch._check(end <= self.max_len, message)
+        positions = offset + torch.arange(seq_len, device=device)
         return self.dropout(x + self.embedding(positions).to(x.dtype))
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"
 
 
-class RotaryEmbedding(nn.Module):
+class RotaryEmbedding(_PositionTables):
     """Rotary position embedding (RoPE) of queries and keys, as :func:`posenc.rope` does in NumPy.
 
     Call it on the queries and keys of one attention layer, after their projections and
@@ -439,28 +637,43 @@ class RotaryEmbedding(nn.Module):
     (GPT-NeoX, Llama in Hugging Face ``transformers``). Weights trained with one layout
     give other scores with the other.
 
-    The module has no parameters and nothing in ``state_dict``. Tables of cosines and
-    sines are computed in float64, rounded once to the working dtype (float64 for float64
-    inputs, float32 otherwise: float16 and bfloat16 inputs are rotated in float32 and
-    the result rounded to their dtype) on the input's device, cached, and grown (to at
-    least twice their length) when a longer input or a larger offset needs it.
+    The module has no parameters and nothing in ``state_dict``. Its table holds, for
+    positions 0 to ``max_len - 1``, the sine (even columns) and cosine (odd columns) of
+    every angle: the sinusoidal encoding of width ``head_dim``, computed in float64 with
+    the same angles as :func:`posenc.rope` and rounded once to the working dtype (float64
+    for float64 inputs, float32 otherwise: float16 and bfloat16 inputs are rotated in
+    float32 and the result rounded to their dtype), on the input's device, cached per
+    (dtype, device) like :class:`PositionalEncoding`'s, with the same growth in eager calls
+    and the same fixed table inside compiled, exported and traced graphs. The rotations
+    use each angle's float32 (or float64) cosine and sine, exact to that dtype at any
+    position up to ``2**53``.
 
     Args:
         head_dim: width of each head's query and key vectors, an even ``int >= 2``.
+        max_len: number of positions computed up front, an ``int >= 0`` (default 5000);
+            it grows when needed in eager calls; inside ``torch.compile``,
+            ``torch.export``, ``torch.jit.trace`` and the ONNX exporters it is the largest
+            ``offset + seq_len`` allowed.
         base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 1``.
         layout: ``"interleaved"`` (default) or ``"half"``.
 
     Shapes:
-        ``forward(q, k, offset=0)``: ``q`` of shape ``(..., q_len, head_dim)`` and ``k`` of
-        shape ``(..., k_len, head_dim)``, e.g. ``(batch, heads, seq_len, head_dim)``,
-        floating-point. Both are rotated for positions ``offset, offset + 1, ...`` along
-        their second-to-last axis; returns ``(rotated_q, rotated_k)`` with the shapes,
-        dtypes and devices of ``q`` and ``k``. With a KV cache, rotate each new key once,
-        when it is computed, with ``offset`` = the number of tokens already cached (see
-        :meth:`rotate`).
+        ``forward(q, k, offset=0, *, positions=None)``: ``q`` of shape ``(..., q_len,
+        head_dim)`` and ``k`` of shape ``(..., k_len, head_dim)``, e.g. ``(batch, heads,
+        seq_len, head_dim)``, floating-point. Both are rotated for positions ``offset,
+        offset + 1, ...`` along their second-to-last axis, or for ``positions``; returns
+        ``(rotated_q, rotated_k)`` with the shapes, dtypes and devices of ``q`` and ``k``.
+        With a KV cache, rotate each new key once, when it is computed, with ``offset`` =
+        the number of tokens already cached (see :meth:`rotate`).
 
-    Compilation: ``torch.compile`` and ``torch.export`` work (the tests check both); the
-    tables become constants of the exported graph.
+    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
+    ``torch.export.export`` with a dynamic ``seq_len``, ``torch.onnx.export`` with the
+    dynamo and the legacy exporters, run by onnxruntime within 1e-5 of eager, and
+    ``torch.jit.trace``. The legacy exporter passes every argument of ``forward``: ``offset``
+    becomes an input of the ONNX graph (feed 0). The table becomes a
+    constant of ``max_len`` rows in those graphs; tensor offsets and positions are looked
+    up without a value check: keep them below ``max_len``.
 
     Raises:
         TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope`) or a bad
@@ -470,59 +683,52 @@ class RotaryEmbedding(nn.Module):
     Embedding", sections 3.2 and 3.4.2; the half layout from Black et al. 2022 (GPT-NeoX).
     """
 
-    def __init__(self, head_dim: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
-        super().__init__()
-        self.head_dim = check_head_dim("head_dim", head_dim)
-        self.base = check_base(base)
+    def __init__(self, head_dim: int, max_len: int = 5000, *, base: float = 10000.0,
+                 layout: str = "interleaved") -> None:
+        head_dim = check_head_dim("head_dim", head_dim)
+        super().__init__(head_dim, max_len, base)
+        self.head_dim = head_dim
         self.layout = check_layout(layout)
-        self.max_len = 0
-        self._tables: dict[tuple[torch.dtype, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
+        self.table()  # float32 on the CPU, ready before any tracing
 
-    def cos_sin(self, end: int, dtype: torch.dtype, device: torch.device):
-        """The cached cosines and sines of the rotation angles, for positions 0 to ``max_len - 1``.
+    def _table_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        return torch.float64 if dtype == torch.float64 else torch.float32
 
-        Args:
-            end: number of positions needed, an ``int >= 0``; the tables grow (to at least
-                twice their length) when ``end > max_len``.
-            dtype: the floating-point ``torch.dtype`` of the tables.
-            device: the ``torch.device`` of the tables.
-
-        Returns:
-            ``(cos, sin)``: two tensors of shape ``(max_len, head_dim // 2)``; row ``pos``,
-            column ``i`` holds the cosine (sine) of ``pos * base ** (-2i / head_dim)``,
-            computed in float64 by :func:`posenc.relative.rope_cos_sin` and rounded once.
-        """
-        if end > self.max_len:
-            self.max_len = max(end, 2 * self.max_len)
-            self._tables.clear()
-        key = (dtype, device)
-        if key not in self._tables:
-            cos, sin = rope_cos_sin(self.max_len, self.head_dim, base=self.base)
-            self._tables[key] = (torch.from_numpy(cos).to(device=device, dtype=dtype),
-                                 torch.from_numpy(sin).to(device=device, dtype=dtype))
-        return self._tables[key]
-
-    def rotate(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    def rotate(self, x: torch.Tensor, offset=0, *, positions: torch.Tensor | None = None
+               ) -> torch.Tensor:
         """Rotate one tensor of queries or keys for positions ``offset, offset + 1, ...``.
 
         Args:
             x: floating-point tensor of shape ``(..., seq_len, head_dim)``.
-            offset: position of ``x``'s first row, an ``int >= 0``.
+            offset: position of ``x``'s first row, an ``int >= 0`` or a scalar integer
+                tensor, with ``offset + seq_len <= 2**53``.
+            positions: keyword only, instead of ``offset``: an integer tensor of shape
+                ``(..., seq_len)`` broadcastable to ``x.shape[:-1]``, the position of every
+                row, each in ``[0, 2**53)`` (left-padded batches, a cache's position ids),
+                with the contract of :meth:`PositionalEncoding.forward`.
 
         Returns:
             Tensor of the same shape, dtype and device as ``x``.
 
         Raises:
-            TypeError: ``x`` is not a floating-point tensor, or ``offset`` is not an int.
+            TypeError: ``x`` is not a floating-point tensor, ``offset`` is not an integer
+                (or integer tensor), or ``positions`` is not an integer tensor.
             ValueError: ``x`` has fewer than 2 dimensions, its last dimension is not
-                ``head_dim``, or ``offset`` is negative.
+                ``head_dim``, ``offset`` is negative or not a scalar, the positions are
+                negative or reach past ``2**53``, ``positions`` has the wrong shape, both
+                ``offset`` and ``positions`` are given, or (inside a compiled, exported or
+                traced graph) the window runs past ``max_len``.
         """
         _check_sequence("x", x, "head_dim", self.head_dim)
-        offset = check_int("offset", offset)
-        end = offset + x.shape[-2]
-        work_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-        cos, sin = self.cos_sin(end, work_dtype, x.device)
-        cos, sin = cos[offset:end], sin[offset:end]
+        work_dtype = self._table_dtype(x.dtype)
+        if positions is None:
+            rows = self._rows(offset, x.shape[-2], work_dtype, x.device)
+        elif isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
+            raise ValueError("pass either offset or positions, not both")
+        else:
+            rows = self._rows_at(_check_positions(positions, _static_shape(x)[:-1]),
+                                 work_dtype, x.device)
+        sin, cos = rows[..., 0::2], rows[..., 1::2]
         work = x.to(work_dtype)
         if self.layout == "interleaved":
             first, second = work[..., 0::2], work[..., 1::2]
@@ -533,18 +739,141 @@ class RotaryEmbedding(nn.Module):
             out = torch.cat((first * cos - second * sin, first * sin + second * cos), dim=-1)
         return out.to(x.dtype)
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor, offset: int = 0):
-        """Return ``(rotate(q, offset), rotate(k, offset))``; see the class docstring.
+    def forward(self, q: torch.Tensor, k: torch.Tensor, offset=0,
+                positions: torch.Tensor | None = None):
+        """Return ``(rotate(q, offset), rotate(k, offset))`` (or with ``positions=``, which
+        must then fit both); see the class docstring.
 
         Raises:
             TypeError, ValueError: as :meth:`rotate`, naming ``q`` or ``k``.
         """
         _check_sequence("q", q, "head_dim", self.head_dim)
         _check_sequence("k", k, "head_dim", self.head_dim)
-        return self.rotate(q, offset), self.rotate(k, offset)
+        return (self.rotate(q, offset, positions=positions),
+                self.rotate(k, offset, positions=positions))
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}"
+
+
+class ALiBi(_PositionTables):
+    """ALiBi's attention bias as a module: adds ``-slope[h] * |i - j|`` to attention scores.
+
+    A traceable replacement for :func:`alibi_bias` inside a model's ``forward``. The module
+    keeps, per (dtype, device), a table of the bias at every distance ``0 .. max_len - 1``
+    for every head (``-slope[h] * distance``, computed in float64 and rounded once, so each
+    entry is the value of the dtype nearest to :func:`posenc.alibi_bias`); the bias of a
+    sequence is a gather of that table by the distance matrix, a tensor computation that
+    follows a dynamic sequence length. Nothing enters ``state_dict``.
+
+    Queries and keys: with ``q_len`` queries and ``k_len`` keys (``q_len <= k_len`` with a
+    KV cache), query ``i`` is at position ``k_len - q_len + i`` and key ``j`` at position
+    ``j``: the queries are the last ``q_len`` positions. For ``q_len == k_len`` the bias is
+    that of :func:`posenc.alibi_bias`. A causal model also masks the keys after each query.
+
+    Args:
+        n_heads: number of attention heads, an ``int >= 1``.
+        max_len: longest sequence prepared up front, an ``int >= 0`` (default 5000); it
+            grows in eager calls; inside ``torch.compile``, ``torch.export``,
+            ``torch.jit.trace`` and the ONNX exporters ``q_len`` and ``k_len`` must not
+            exceed it.
+
+    Shapes:
+        ``forward(scores)``: ``scores`` of shape ``(..., n_heads, q_len, k_len)``,
+        floating-point; returns ``scores + bias`` with the same shape, dtype and device.
+        :meth:`bias` returns the bias alone, ``(n_heads, q_len, k_len)``, e.g. for the
+        ``attn_mask`` of ``torch.nn.functional.scaled_dot_product_attention``.
+
+    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
+    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
+    ``torch.export.export`` with dynamic ``q_len`` and ``k_len``, ``torch.onnx.export`` with
+    the dynamo and the legacy exporters, run by onnxruntime within 1e-5 of eager, and
+    ``torch.jit.trace``.
+
+    Raises:
+        TypeError, ValueError: bad constructor arguments or a bad input to :meth:`forward`.
+
+    Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3; slopes
+    from :func:`posenc.alibi_slopes`.
+    """
+
+    def __init__(self, n_heads: int, max_len: int = 5000) -> None:
+        self.n_heads = check_int("n_heads", n_heads, minimum=1)
+        super().__init__(self.n_heads, max_len, 10000.0)  # base unused: no sinusoids
+        self._slopes = _numpy_alibi_slopes(self.n_heads)
+        self.table()  # float32 on the CPU, ready before any tracing
+
+    def _values_at(self, distances: np.ndarray) -> np.ndarray:
+        return 0.0 - distances.astype(np.float64)[..., np.newaxis] * self._slopes  # no -0.0
+
+    def bias(self, q_len, k_len=None, *, dtype: torch.dtype = torch.float32, device=None
+             ) -> torch.Tensor:
+        """The bias for ``q_len`` queries and ``k_len`` keys (default ``k_len = q_len``).
+
+        Args:
+            q_len, k_len: numbers of queries and keys, ``int >= 0`` (or a traced size).
+            dtype: a floating-point ``torch.dtype`` (default ``torch.float32``).
+            device: where to put the result (``None``: the CPU).
+
+        Returns:
+            Tensor of shape ``(n_heads, q_len, k_len)``: entry ``[h, i, j]`` is
+            ``-slope[h] * |k_len - q_len + i - j|``, the value of ``dtype`` nearest to the
+            float64 one.
+
+        Raises:
+            TypeError: ``dtype`` is not a floating-point torch dtype, or a length is not
+                an integer.
+            ValueError: a length is negative, or (inside a compiled, exported or traced
+                graph) larger than ``max_len``.
+        """
+        dtype = _check_dtype(dtype)
+        device = torch.device(device if device is not None else "cpu")
+        k_len = q_len if k_len is None else k_len
+        for name, n in (("q_len", q_len), ("k_len", k_len)):
+            if not isinstance(n, (torch.SymInt, torch.Tensor)):
+                check_int(name, n)
+            if _tracing():
+                value = _concrete(n)
+                if isinstance(value, int) and value > self.max_len:
+                    raise ValueError(self._too_long(name, value))
+                torch._check(value <= self.max_len, lambda name=name, n=n: self._too_long(name, n))
+        query_positions = (k_len - q_len) + torch.arange(q_len, device=device)
+        distances = (query_positions[:, None] - torch.arange(k_len, device=device)).abs()
+        return self._rows_at(distances, dtype, device).permute(2, 0, 1)
+
+    def _too_long(self, name, n) -> str:
+        return (f"{name}={n} runs past max_len={self.max_len}: inside torch.compile, "
+                f"torch.export or torch.jit.trace the table cannot grow; build ALiBi with a "
+                f"max_len that covers the longest sequence")
+
+    def forward(self, scores: torch.Tensor) -> torch.Tensor:
+        """Return ``scores + bias(q_len, k_len)``; see the class docstring.
+
+        Args:
+            scores: floating-point tensor of shape ``(..., n_heads, q_len, k_len)``.
+
+        Returns:
+            Tensor of the same shape, dtype and device.
+
+        Raises:
+            TypeError: ``scores`` is not a floating-point tensor.
+            ValueError: ``scores`` has fewer than 3 dimensions or its third-to-last is not
+                ``n_heads``.
+        """
+        if not isinstance(scores, torch.Tensor) or not scores.is_floating_point():
+            raise TypeError(
+                "scores must be a floating-point torch.Tensor of shape (..., n_heads, q_len, "
+                f"k_len), got {type(scores).__name__}"
+                + (f" of dtype {scores.dtype}" if isinstance(scores, torch.Tensor) else ""))
+        if scores.dim() < 3 or _concrete(scores.shape[-3]) != self.n_heads:
+            raise ValueError(
+                f"scores must have shape (..., n_heads, q_len, k_len) with n_heads="
+                f"{self.n_heads}, got shape {_static_shape(scores)}")
+        return scores + self.bias(scores.shape[-2], scores.shape[-1], dtype=scores.dtype,
+                                  device=scores.device)
+
+    def extra_repr(self) -> str:
+        return f"n_heads={self.n_heads}, max_len={self.max_len}"
 
 
 def alibi_bias(
@@ -556,6 +885,11 @@ def alibi_bias(
     of shape ``(batch, n_heads, seq_len, head_dim)`` adds it to every batch. For a causal
     model, also mask the keys after each query (``bias.masked_fill(future, -inf)`` with
     ``future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)``).
+
+    This function computes on the host with NumPy, for eager code. In a ``forward`` that is
+    exported (``torch.export``, the dynamo ONNX exporter) with a dynamic length it cannot
+    follow the length and refuses the traced size with a ``TypeError`` (tested with
+    ``torch.export``); use the module :class:`ALiBi` in ``forward``.
 
     Args:
         seq_len: number of positions, an ``int >= 0``.
@@ -569,14 +903,16 @@ def alibi_bias(
         :func:`posenc.alibi_slopes`), each the value of ``dtype`` nearest to the float64 one.
 
     Raises:
-        TypeError: wrong argument types, or ``dtype`` is not a floating-point torch dtype.
+        TypeError: wrong argument types (a traced length included), or ``dtype`` is not a
+            floating-point torch dtype.
         ValueError: ``seq_len < 0`` or ``n_heads < 1``.
 
     Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3.
     """
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    table = _numpy_alibi_bias(seq_len, n_heads)
-    if dtype.itemsize < 4:  # through float32 PyTorch could round twice
-        table = float32_round_to_odd(table)
-    return torch.from_numpy(table).to(device=device, dtype=dtype)
+    if isinstance(seq_len, (torch.SymInt, torch.Tensor)):
+        raise TypeError(
+            f"seq_len is a traced size ({type(seq_len).__name__}): alibi_bias computes on the "
+            f"host with NumPy and cannot follow a length that is only known when the graph "
+            f"runs; use the module posenc.pytorch.ALiBi(n_heads, max_len) in forward")
+    _check_dtype(dtype)
+    return _from_float64(_numpy_alibi_bias(seq_len, n_heads), dtype, device)
