@@ -22,13 +22,17 @@ At build time the extension
   (matplotlib's ``RdBu_r``), 256 colours, so the live heatmaps match the static ones
   (``build-finished``);
 - adds the module's JavaScript and CSS to the pages that have a figure, and only to them
-  (``html-page-context``).
+  (``html-page-context``);
+- rereads the pages that have a figure when this file, the module (JavaScript, CSS) or
+  ``posenc`` changed since the last build (``env-get-outdated``): Sphinx does not see such
+  changes, and a build that finds no page out of date does not even copy ``_static`` again.
 
 Registered in ``_config.yml`` under ``sphinx: local_extensions``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -71,6 +75,7 @@ ROPE = {"d_head": 64, "base": 10000.0, "max_distance": 256}
 # The Okabe-Ito colours of the live figures' lines (posenc-explorer.css).
 BLUE, ORANGE, GREEN = "#0072b2", "#d55e00", "#009e73"
 STATIC_FILES = ("posenc-explorer-colormap.js", "posenc-explorer.js")
+STATIC = Path(__file__).resolve().parents[1] / "_static"  # book/_static
 
 
 class posenc_explorer(nodes.General, nodes.Element):
@@ -117,6 +122,7 @@ class PosencExplorer(SphinxDirective):
                             classes=["posenc-explorer-static"])
         node = posenc_explorer(figure=name)
         node += image
+        self.env.posenc_explorer_docs.add(self.env.docname)
         return [node]
 
 
@@ -275,11 +281,51 @@ def add_assets(app, pagename, templatename, context, doctree):
         app.add_css_file("posenc-explorer.css")
 
 
+# --- rebuilding the pages with a figure when their code changes ----------------------------------
+
+def _fingerprint():
+    """A hash of what the figures are made of: this file, the module, posenc's sources."""
+    import posenc
+
+    digest = hashlib.sha256()
+    files = [Path(__file__), STATIC / "posenc-explorer.js", STATIC / "posenc-explorer.css",
+             *sorted(Path(posenc.__file__).parent.glob("*.py"))]
+    for path in files:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def init_env(app):
+    if not hasattr(app.env, "posenc_explorer_docs"):
+        app.env.posenc_explorer_docs = set()
+
+
+def outdated(app, env, added, changed, removed):
+    """The pages with a figure, when the fingerprint changed since the last build."""
+    fingerprint = _fingerprint()
+    if getattr(env, "posenc_explorer_fingerprint", None) == fingerprint:
+        return []
+    env.posenc_explorer_fingerprint = fingerprint
+    return sorted(env.posenc_explorer_docs - set(removed))
+
+
+def purge_doc(app, env, docname):
+    env.posenc_explorer_docs.discard(docname)
+
+
+def merge_info(app, env, docnames, other):
+    env.posenc_explorer_docs |= other.posenc_explorer_docs
+
+
 def setup(app):
     app.add_node(posenc_explorer, html=(visit_html, depart_html),
                  latex=(visit_other, depart_other), text=(visit_other, depart_other))
     app.add_directive("posenc-explorer", PosencExplorer)
+    app.connect("builder-inited", init_env)
     app.connect("builder-inited", write_static_images)
+    app.connect("env-get-outdated", outdated)
+    app.connect("env-purge-doc", purge_doc)
+    app.connect("env-merge-info", merge_info)
     app.connect("build-finished", write_colormap)
     app.connect("html-page-context", add_assets)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
