@@ -318,7 +318,10 @@ def merge_info(app, env, docnames, other):
 
 
 def setup(app):
-    app.add_node(posenc_explorer, html=(visit_html, depart_html),
+    # Visitors are looked up by builder name: the HTML ones for each HTML builder (singlehtml
+    # prints the PDF).
+    html = (visit_html, depart_html)
+    app.add_node(posenc_explorer, html=html, singlehtml=html, dirhtml=html,
                  latex=(visit_other, depart_other), text=(visit_other, depart_other))
     app.add_directive("posenc-explorer", PosencExplorer)
     app.connect("builder-inited", init_env)
