@@ -19,8 +19,8 @@ At build time the extension
   copies them to ``_images/`` like any figure. A file is rewritten only when its bytes change,
   so an unchanged figure does not make Sphinx reread the pages;
 - writes ``_static/posenc-explorer-colormap.js``: the colour map of ``posenc.plot``
-  (matplotlib's ``RdBu_r``), 256 colours, so the live heatmaps match the static ones
-  (``build-finished``);
+  (matplotlib's ``RdBu_r``), 256 colours, so the live heatmaps match the static ones, and
+  copies the module ``book/_static/posenc-explorer.{js,css}`` there (``build-finished``);
 - adds the module's JavaScript and CSS to the pages that have a figure, and only to them
   (``html-page-context``);
 - rereads the pages that have a figure when this file, the module (JavaScript, CSS) or
@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 from pathlib import Path
 
 from docutils import nodes
@@ -266,11 +267,15 @@ def colormap_script() -> str:
             f'window.posencExplorerColormap = {{name: "{CMAP}", rgb: "{hex_colours}"}};\n')
 
 
-def write_colormap(app, exception):
+def write_assets(app, exception):
+    """Write the colour map, and copy the module (also when the project's html_static_path
+    does not list book/_static), into the build's _static folder."""
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
         (static / STATIC_FILES[0]).write_text(colormap_script())
+        for name in ("posenc-explorer.js", "posenc-explorer.css"):
+            shutil.copyfile(STATIC / name, static / name)
 
 
 def add_assets(app, pagename, templatename, context, doctree):
@@ -329,6 +334,6 @@ def setup(app):
     app.connect("env-get-outdated", outdated)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
-    app.connect("build-finished", write_colormap)
+    app.connect("build-finished", write_assets)
     app.connect("html-page-context", add_assets)
     return {"env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
