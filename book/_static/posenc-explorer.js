@@ -18,7 +18,8 @@
  *   dot       PE(m) . PE(n) against m - n, and the Gram matrix of 64 positions
  *   rope      score of one query/key content pair against distance: added encoding and RoPE
  * Each figure has native labelled controls and an aria-live summary of its setting. Its
- * element gets a property `posencExplorer` ({figure, state, data, redraw, lastRedrawMs}) that
+ * element gets a property `posencExplorer` ({figure, state, controls, data, redraw, lastRedrawMs,
+ * timings: the table figure's compute / paint / chart milliseconds}) that
  * the tests and tools/bench_explore.py read; window.posencExplorer holds the pure functions.
  * The colour map (matplotlib's RdBu_r, the one of posenc.plot) comes from
  * posenc-explorer-colormap.js, which the Sphinx extension writes at build time.
