@@ -45,8 +45,13 @@ book: $(STAMP) assignments
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/$(HTML)"
 
-test: $(STAMP)
+test: $(STAMP) node_modules/axe-core/axe.min.js
 	$(BIN)/python -m pytest --nbval
+
+# axe-core, the accessibility checker tests/test_explore.py runs in Chromium (package-lock.json).
+node_modules/axe-core/axe.min.js: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
 
 # Build, then serve the site on this machine only: http://127.0.0.1:$(PORT)/ (Ctrl-C stops it).
 serve: book

@@ -145,7 +145,8 @@ def test_every_figure_is_embedded(pdf):
     figures = len({output["data"]["image/png"] for doc in DOCS for cell in _cells(doc)
                    if cell.cell_type == "code" for output in cell.get("outputs", [])
                    if "image/png" in output.get("data", {})})
-    figures += sum(len(re.findall(r"!\[|```\{(?:figure|image)\}", cell.source))
+    # Markdown images, and the interactive figures, printed as their static images.
+    figures += sum(len(re.findall(r"!\[|```\{(?:figure|image|posenc-explorer)\}", cell.source))
                    for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown")
     seen = set()
     images = sum(_images(page.get("/Resources"), seen) for page in pdf["reader"].pages)
@@ -182,3 +183,31 @@ def test_long_code_lines_are_printed_whole(pdf):
     text = _squash(pdf["text"])
     clipped = [line for line in lines if _squash(line) not in text]
     assert clipped == []
+
+
+def test_interactive_figures_print_their_static_images(pdf):
+    """The PDF has the static image of each {posenc-explorer} figure, not its live part: none
+    of the live figures' controls or summaries is in the text."""
+    explorers = sum(len(re.findall(r"```\{posenc-explorer\}", cell.source))
+                    for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown")
+    assert explorers > 0
+    for live_text in ("pair i of the plotted columns", "Encoding table: seq_len =", "key position n"):
+        assert live_text not in pdf["text"]
+    # Each static image (book/_ext/posenc_explorer.py draws them) is embedded at its pixel size.
+    from PIL import Image
+
+    statics = sorted((BUILD / "singlehtml" / "_images").glob("posenc-explorer-*.png"))
+    assert statics, "no static image of an interactive figure in the single-page build"
+    sizes = set()
+    for page in pdf["reader"].pages:
+        xobjects = (page.get("/Resources") or {}).get("/XObject")
+        for ref in (xobjects.get_object().values() if xobjects else []):
+            image = ref.get_object()
+            if image.get("/Subtype") == "/Image":
+                sizes.add((int(image["/Width"]), int(image["/Height"])))
+    missing = []
+    for path in statics:
+        with Image.open(path) as image:
+            if image.size not in sizes:
+                missing.append(path.name)
+    assert missing == [], f"static images not in the PDF: {missing}"

@@ -9,8 +9,8 @@ in _build/singlehtml), then runs this script, which
 4. opens every drop-down (exercise solutions, hidden cells) with sphinx-togglebutton's own
    "beforeprint" handler and by opening each <details>,
 5. adds tools/print.css (no navigation, code that wraps instead of being clipped, each chapter
-   on a new page) and prints A4 pages with page numbers to
-   _build/pdf/positional-encoding-course.pdf.
+   on a new page, the static image of each interactive figure in its place) and prints A4
+   pages with page numbers to _build/pdf/positional-encoding-course.pdf.
 
 Usage: python tools/print_pdf.py [SINGLEHTML_DIR] [PDF]
 Environment: POSENC_CHROMIUM, the browser executable (default /usr/bin/chromium).
@@ -51,6 +51,13 @@ OPEN_JS = """() => {
   window.dispatchEvent(new Event("beforeprint"));
   document.querySelectorAll("details").forEach(d => { d.open = true; });
   return document.querySelectorAll(".admonition.toggle-hidden").length;
+}"""
+
+# The interactive figures ({posenc-explorer}): each static image loaded and laid out for print.
+STATIC_FIGURES_JS = """() => {
+  const images = Array.from(document.querySelectorAll(".posenc-explorer > img.posenc-explorer-static"));
+  return {count: images.length, missing: images.filter(img => !(img.complete && img.naturalWidth > 0
+    && img.getBoundingClientRect().width > 0)).map(img => img.getAttribute("src"))};
 }"""
 
 FOOTER = ('<div style="font-size:8px; width:100%; text-align:center; color:#555;">'
@@ -100,6 +107,9 @@ def print_pdf(singlehtml=SINGLEHTML, pdf=PDF):
                 raise SystemExit(f"{closed} drop-downs could not be opened")
             page.add_style_tag(path=str(Path(__file__).with_name("print.css")))
             page.emulate_media(media="print")
+            figures = page.evaluate(STATIC_FIGURES_JS)
+            if figures["missing"]:
+                raise SystemExit(f"static images of interactive figures not shown: {figures}")
             page.pdf(path=str(pdf), format="A4", print_background=True,
                      display_header_footer=True, header_template="<div></div>",
                      footer_template=FOOTER, prefer_css_page_size=True,
