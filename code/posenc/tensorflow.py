@@ -33,6 +33,14 @@ def _float_dtype(dtype) -> str:
         raise TypeError(f"dtype must be a floating-point dtype, got {dtype!r}") from None
     if not keras.backend.is_float_dtype(name):
         raise TypeError(f"dtype must be a floating-point dtype, got {name}")
+    if name == "float64" and keras.backend.backend() == "jax":
+        import jax
+
+        if not jax.config.jax_enable_x64:
+            raise TypeError(
+                "dtype float64 needs JAX's 64-bit mode (JAX_ENABLE_X64=1, or "
+                "jax.config.update('jax_enable_x64', True) before any computation)"
+            )
     return name
 
 
@@ -145,7 +153,7 @@ def _run_time_checks(positions, max_len: int, what: str):
         tf.debugging.assert_non_negative(positions, message=f"{what} must be >= 0"),
         tf.debugging.assert_less(
             positions, tf.cast(max_len, positions.dtype),
-            message=f"{what} known only at run time must be < max_len={max_len} (the table's length)"),
+            message=f"{what} known only at run time must be < max_len={max_len}, the length of the table"),
     ]
     with tf.control_dependencies(checks):
         return tf.identity(positions)
@@ -194,6 +202,9 @@ class PositionalEncoding(keras.layers.Layer):
       never a wrong number.
 
     Positions go up to ``2**53``; for the accuracy see :func:`posenc.positional_encoding`.
+    Under JAX without its 64-bit mode, integer tensors are int32 (Keras converts int64
+    arrays to int32 there), so positions must stay below ``2**31``, and ``dtype="float64"``
+    is refused.
 
     Args:
         max_len: number of positions in the table, an ``int >= 0`` (at most ``2**53``);
@@ -226,6 +237,7 @@ class PositionalEncoding(keras.layers.Layer):
         check_window(0, self.max_len)
         self.base = check_base(base)
         self.rate = check_dropout(dropout)
+        _float_dtype(self.compute_dtype)  # e.g. float64 under JAX without its 64-bit mode
         self.dropout_layer = keras.layers.Dropout(self.rate, dtype=self.dtype_policy)
         self.supports_masking = True
 
@@ -292,9 +304,7 @@ class PositionalEncoding(keras.layers.Layer):
 
     def _rows_at(self, positions, batch_shape: tuple):
         """Rows for explicit positions, shape ``positions.shape + (d_model,)``."""
-        if isinstance(positions, np.ndarray):
-            positions = ops.convert_to_tensor(positions)
-        elif _is_ragged(positions) or not ops.is_tensor(positions):
+        if _is_ragged(positions) or not (ops.is_tensor(positions) or isinstance(positions, np.ndarray)):
             raise TypeError(
                 "positions must be an integer tensor of shape (..., seq_len), got "
                 f"{type(positions).__name__}"
@@ -327,7 +337,7 @@ class PositionalEncoding(keras.layers.Layer):
                 )
             if top >= self.max_len:  # computed on the host, the table left as it is
                 return _rounded(encoding_at(values, self.d_model, self.base), self.compute_dtype)
-        return ops.take(self._table, ops.cast(positions, "int32"), axis=0)
+        return ops.take(self._table, ops.cast(ops.convert_to_tensor(values), "int32"), axis=0)
 
     def _offset(self, offset):
         """A Python ``int``, or a scalar integer tensor known only at run time."""
