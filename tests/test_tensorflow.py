@@ -6,6 +6,7 @@ process per other backend (``KERAS_BACKEND=jax``, ``KERAS_BACKEND=torch``).
 """
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ keras = pytest.importorskip("keras")
 
 import posenc  # noqa: E402
 import posenc.tensorflow  # noqa: E402
+
+TENSORFLOW_IMPORTED = "tensorflow" in sys.modules  # by posenc.tensorflow or Keras, before any test
 from keras import ops  # noqa: E402
 from posenc.tensorflow import PositionalEncoding, positional_encoding  # noqa: E402
 
@@ -24,8 +27,9 @@ tf = pytest.importorskip("tensorflow") if BACKEND == "tensorflow" else None
 tf_only = pytest.mark.skipif(BACKEND != "tensorflow", reason="TensorFlow backend only")
 # JAX holds no float64 and no int64 unless its 64-bit mode is on (it is off by default).
 needs_64_bits = pytest.mark.skipif(BACKEND == "jax", reason="JAX without its 64-bit mode")
-# jit_compile=True under PyTorch means torch.compile: minutes per model on a CPU.
-JIT_COMPILE = [False, True] if BACKEND != "torch" else [False]
+# compile(jit_compile=...): under JAX, False runs fit eagerly (slow, and not what users
+# run); under PyTorch, True means torch.compile (minutes per model on a CPU).
+JIT_COMPILE = {"tensorflow": [False, True], "jax": [True], "torch": [False]}[BACKEND]
 
 
 def numpy_of(tensor):
@@ -83,6 +87,10 @@ def test_rows_past_the_table_round_to_nearest(dtype):
     assert_nearest(numpy_of(out)[0], posenc.encoding.encoding_at(np.arange(4096), 512, 10000.0))
 
 
+def test_tensorflow_is_imported_only_by_its_backend():
+    assert TENSORFLOW_IMPORTED == (BACKEND == "tensorflow")
+
+
 def test_factory_rejects_integer_dtype():
     with pytest.raises(TypeError, match=exactly("dtype must be a floating-point dtype, got int32")):
         positional_encoding(4, 6, dtype="int32")
@@ -113,6 +121,8 @@ def test_call_adds_the_table(d_model, offset):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
 
 
+@pytest.mark.skipif(BACKEND != "tensorflow", reason="checked once: the other backends' values are "
+                    "checked against mpmath by the other tests")
 @pytest.mark.parametrize("d_model", [64, 65])
 @pytest.mark.parametrize("offset", [0, 1234])
 def test_numpy_pytorch_keras_agree(d_model, offset):

@@ -163,12 +163,15 @@ def _run_time_checks(positions, max_len: int, what: str):
 class PositionalEncoding(keras.layers.Layer):
     """Keras 3 layer that adds the sinusoidal positional encoding to its input (batch first).
 
-    Amplitude: every entry of the encoding lies in ``[-1, 1]`` (each column is a sine or a
-    cosine), whatever ``d_model``. Token embeddings initialised small, as Keras'
-    ``Embedding`` does (uniform in ``[-0.05, 0.05]``), are then swamped by the encoding
-    unless they are scaled by ``sqrt(d_model)`` before this layer, as the Transformer
-    does (section 3.4 of the paper); the course's chapter on embeddings
-    (``book/embeddings.ipynb``) measures it.
+    Amplitude: the encoding has amplitude 1 (each column is a sine or a cosine, every entry
+    in ``[-1, 1]``; root mean square ``1/sqrt(2)`` for an even ``d_model``), whatever
+    ``d_model``. Token embeddings initialised small (standard deviation ``d_model**-0.5``,
+    as when the matrix is shared with the output layer; Keras' ``Embedding`` draws from
+    ``[-0.05, 0.05]``) are swamped by it unless they are multiplied by ``sqrt(d_model)``
+    before this layer, as the Transformer does (Vaswani et al. 2017, section 3.4). The
+    course's chapter on embeddings, ``book/embeddings.ipynb`` ("Why multiply by
+    sqrt(d_model)", https://positional-encoding-course.github.io/positional-encoding-course/book/embeddings.html),
+    measures it.
 
     Backends and shipping paths (each checked by the course's tests): the layer is written
     with ``keras.ops`` and runs, saves to and reloads from ``.keras`` files under the
