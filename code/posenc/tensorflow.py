@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -25,6 +26,12 @@ from .encoding import encoding_at, float32_round_to_odd  # noqa: E402
 from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
 
 
+def _jax():
+    """The ``jax`` module, which Keras has imported when JAX is its backend (the only case
+    that calls this); the package's ``[tensorflow]`` extra does not install JAX."""
+    return sys.modules["jax"]
+
+
 def _float_dtype(dtype) -> str:
     """The Keras name of a floating-point ``dtype`` (a name, NumPy, TensorFlow, torch or JAX dtype)."""
     try:
@@ -34,8 +41,7 @@ def _float_dtype(dtype) -> str:
     if not keras.backend.is_float_dtype(name):
         raise TypeError(f"dtype must be a floating-point dtype, got {name}")
     if name == "float64" and keras.backend.backend() == "jax":
-        import jax
-
+        jax = _jax()
         if not jax.config.jax_enable_x64:
             raise TypeError(
                 "dtype float64 needs JAX's 64-bit mode (JAX_ENABLE_X64=1, or "
@@ -56,8 +62,7 @@ def _outside_traces():
 
         return tf.init_scope()
     if backend == "jax":
-        import jax
-
+        jax = _jax()
         return jax.ensure_compile_time_eval()
     return contextlib.nullcontext()
 
@@ -70,8 +75,7 @@ def _is_concrete(tensor) -> bool:
 
         return tf.executing_eagerly() and hasattr(tensor, "numpy")
     if backend == "jax":
-        import jax
-
+        jax = _jax()
         return not isinstance(tensor, jax.core.Tracer)
     if backend == "torch":
         return tensor.device.type != "meta"
