@@ -33,5 +33,7 @@ def test_keras_tests_pass_under_backend(backend, package):
         pytest.fail(f"tests/test_tensorflow.py under KERAS_BACKEND={backend} failed "
                     f"(exit {result.returncode}):\n{result.stdout[-20000:]}\n{result.stderr[-5000:]}",
                     pytrace=False)
-    assert " passed" in result.stdout.splitlines()[-1]  # the run did collect the tests
+    summary = result.stdout.splitlines()[-1]
+    print(f"KERAS_BACKEND={backend}: {summary}")  # shown by pytest -rP
+    assert " passed" in summary  # the run did collect the tests
 

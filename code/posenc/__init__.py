@@ -10,7 +10,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
 - ``posenc.foils``: deliberately naive or wrong versions the course compares with.
 - ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
-- ``posenc.tensorflow``: a Keras layer (imports TensorFlow).
+- ``posenc.tensorflow``: a Keras 3 layer for any Keras backend (imports Keras; TensorFlow only
+  when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).
 
 Importing ``posenc`` itself imports NumPy only.
