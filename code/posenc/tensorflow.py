@@ -179,11 +179,11 @@ class PositionalEncoding(keras.layers.Layer):
 
     Backends and shipping paths (each checked by the course's tests): the layer is written
     with ``keras.ops`` and runs, saves to and reloads from ``.keras`` files under the
-    TensorFlow, PyTorch and JAX backends of Keras 3, in eager calls, ``fit``/``predict``
-    and compiled steps (``jit_compile``). With the TensorFlow backend, ``model.export``
-    (SavedModel) reloads and gives the same outputs, and a model converts to TensorFlow
-    Lite with builtin ops only, for a fixed and for a dynamic sequence length
-    (``keras.Input(shape=(None, d_model))``).
+    TensorFlow, PyTorch and JAX backends of Keras 3, in eager calls and in ``fit`` and
+    ``predict`` (compiled with ``jit_compile=True`` under TensorFlow and JAX). With the
+    TensorFlow backend, ``model.export`` (SavedModel) reloads and gives the same outputs,
+    and a model converts to TensorFlow Lite with builtin ops only, for a fixed and for a
+    dynamic sequence length (``keras.Input(shape=(None, d_model))``).
 
     ``d_model`` is read from the last dimension of the input when the layer is built (the
     Keras convention: state whose shape depends on the input is created in ``build``).
