@@ -1,54 +1,94 @@
-"""posenc.tensorflow: the tensor factory and the Keras layer."""
+"""posenc.tensorflow: the tensor factory and the Keras 3 layer, under the current Keras backend.
+
+Every test not marked ``tf_only`` is backend-independent: ``make test`` runs this file under
+the default backend (TensorFlow) and tests/test_keras_backends.py runs it again in one
+process per other backend (``KERAS_BACKEND=jax``, ``KERAS_BACKEND=torch``).
+"""
+
+import re
+import sys
 
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
-
-import keras  # noqa: E402
+keras = pytest.importorskip("keras")
 
 import posenc  # noqa: E402
 import posenc.tensorflow  # noqa: E402
+
+TENSORFLOW_IMPORTED = "tensorflow" in sys.modules  # by posenc.tensorflow or Keras, before any test
+from keras import ops  # noqa: E402
 from posenc.tensorflow import PositionalEncoding, positional_encoding  # noqa: E402
 
 from reference import assert_nearest, exact_encoding, exactly, whole_line  # noqa: E402
 
+BACKEND = keras.backend.backend()
+tf = pytest.importorskip("tensorflow") if BACKEND == "tensorflow" else None
+tf_only = pytest.mark.skipif(BACKEND != "tensorflow", reason="TensorFlow backend only")
+# JAX holds no float64 and no int64 unless its 64-bit mode is on (it is off by default).
+needs_64_bits = pytest.mark.skipif(BACKEND == "jax", reason="JAX without its 64-bit mode")
+# compile(jit_compile=...): under JAX, False runs fit eagerly (slow, and not what users
+# run); under PyTorch, True means torch.compile (minutes per model on a CPU).
+JIT_COMPILE = {"tensorflow": [False, True], "jax": [True], "torch": [False]}[BACKEND]
 
+
+def numpy_of(tensor):
+    """A backend tensor as a NumPy array of the same dtype (bfloat16 through ml_dtypes)."""
+    dtype = keras.backend.standardize_dtype(tensor.dtype)
+    values = ops.convert_to_numpy(tensor)
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        values = values.astype(ml_dtypes.bfloat16)
+    return values
+
+
+def dtype_of(tensor):
+    return keras.backend.standardize_dtype(tensor.dtype)
+
+
+def zeros(shape, dtype="float32"):
+    return np.zeros(shape, dtype)
+
+
+def compiled(function):
+    """``function`` compiled by the backend: XLA for TensorFlow and JAX, eager for PyTorch."""
+    if BACKEND == "tensorflow":
+        return tf.function(function, jit_compile=True)
+    if BACKEND == "jax":
+        import jax
+
+        return jax.jit(function)
+    return function
+
+
+@needs_64_bits
 def test_factory_matches_numpy():
-    got = positional_encoding(50, 7, base=100.0, offset=3, dtype=tf.float64)
-    np.testing.assert_array_equal(got.numpy(), posenc.positional_encoding(50, 7, base=100.0, offset=3))
-    assert positional_encoding(4, 6).dtype == tf.float32
+    got = positional_encoding(50, 7, base=100.0, offset=3, dtype="float64")
+    np.testing.assert_array_equal(numpy_of(got), posenc.positional_encoding(50, 7, base=100.0, offset=3))
+    assert dtype_of(positional_encoding(4, 6)) == "float32"
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_factory_rounds_to_nearest(dtype):
     # Large enough that a conversion through float32 would miss the nearest value (for
     # bfloat16, 11 of these 2 million entries), so the check can fail.
-    got = positional_encoding(4096, 512, dtype=dtype).numpy()  # NumPy (ml_dtypes for bfloat16)
+    got = numpy_of(positional_encoding(4096, 512, dtype=dtype))
     assert_nearest(got, posenc.positional_encoding(4096, 512))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
-@pytest.mark.parametrize("jit_compile", [False, True])
-def test_graph_path_rounds_to_nearest(dtype, jit_compile):
-    """Rows computed by TensorFlow ops (past the table, length known only at run time)
-    are the nearest values of the dtype too: rounding to odd in float32 bits first."""
-    def graph_path(dtype):
-        layer = PositionalEncoding(max_len=0, dtype=dtype)
-        run = tf.function(lambda x: layer(x), jit_compile=jit_compile,
-                          input_signature=[tf.TensorSpec([1, None, 512], dtype)])
-        out = run(tf.zeros((1, 4096, 512), dtype)).numpy()[0]
-        assert layer.max_len == 0  # every row came from the graph path
-        return out
+def test_rows_past_the_table_round_to_nearest(dtype):
+    """Rows computed on their own (explicit positions past the table) are the nearest
+    values of the dtype too: rounding to odd in float32 first."""
+    layer = PositionalEncoding(max_len=0, dtype=dtype)
+    out = layer(zeros((1, 4096, 512), dtype), positions=np.arange(4096)[None])
+    assert layer.max_len == 0 and dtype_of(out) == dtype  # every row came from that path
+    assert_nearest(numpy_of(out)[0], posenc.encoding.encoding_at(np.arange(4096), 512, 10000.0))
 
-    # The path's own float64 values (checked against mpmath on a few rows) are what each
-    # narrower result must be the nearest value to.
-    float64 = graph_path("float64")
-    np.testing.assert_allclose(float64[::500], exact_encoding(range(0, 4096, 500), 512),
-                               rtol=0, atol=4096 * 2.0**-52)
-    got = graph_path(dtype)
-    assert got.dtype.name == dtype
-    assert_nearest(got, float64)
+
+def test_tensorflow_is_imported_only_by_its_backend():
+    assert TENSORFLOW_IMPORTED == (BACKEND == "tensorflow")
 
 
 def test_factory_rejects_integer_dtype():
@@ -56,24 +96,36 @@ def test_factory_rejects_integer_dtype():
         positional_encoding(4, 6, dtype="int32")
 
 
+@pytest.mark.skipif(BACKEND != "jax", reason="JAX only")
+def test_float64_without_jax_64_bit_mode_is_refused():
+    message = ("dtype float64 needs JAX's 64-bit mode (JAX_ENABLE_X64=1, or "
+               "jax.config.update('jax_enable_x64', True) before any computation)")
+    with pytest.raises(TypeError, match=exactly(message)):
+        positional_encoding(4, 6, dtype="float64")
+    with pytest.raises(TypeError, match=exactly(message)):
+        PositionalEncoding(max_len=4, dtype="float64")
+
+
 @pytest.mark.parametrize("base", [100.0, 2.5])
 def test_layer_uses_its_base(base):
-    out = PositionalEncoding(max_len=20, base=base, dtype="float64")(tf.zeros((1, 20, 6), tf.float64))
-    np.testing.assert_allclose(out.numpy()[0], exact_encoding(range(20), 6, base), rtol=0, atol=1e-13)
+    out = PositionalEncoding(max_len=20, base=base)(zeros((1, 20, 6)))
+    np.testing.assert_allclose(numpy_of(out)[0], exact_encoding(range(20), 6, base), rtol=0, atol=6e-8)
 
 
 @pytest.mark.parametrize("d_model", [1, 6, 7])
 @pytest.mark.parametrize("offset", [0, 5])
 def test_call_adds_the_table(d_model, offset):
     x = np.random.default_rng(0).standard_normal((2, 10, d_model)).astype("float32")
-    got = PositionalEncoding(max_len=64)(x, offset=offset).numpy()
+    got = numpy_of(PositionalEncoding(max_len=64)(x, offset=offset))
     expected = x + posenc.positional_encoding(10, d_model, offset=offset)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
 
 
+@pytest.mark.skipif(BACKEND != "tensorflow", reason="checked once: the other backends' values are "
+                    "checked against mpmath by the other tests")
 @pytest.mark.parametrize("d_model", [64, 65])
 @pytest.mark.parametrize("offset", [0, 1234])
-def test_numpy_pytorch_tensorflow_agree(d_model, offset):
+def test_numpy_pytorch_keras_agree(d_model, offset):
     torch = pytest.importorskip("torch")
     from posenc.pytorch import PositionalEncoding as TorchPositionalEncoding
 
@@ -81,7 +133,7 @@ def test_numpy_pytorch_tensorflow_agree(d_model, offset):
     results = {
         "numpy": posenc.positional_encoding(300, d_model, offset=offset, dtype=np.float32),
         "pytorch": TorchPositionalEncoding(d_model, 100)(torch.zeros(300, d_model), offset).numpy(),
-        "tensorflow": PositionalEncoding(100)(tf.zeros((300, d_model)), offset=offset).numpy(),
+        "keras": numpy_of(PositionalEncoding(100)(zeros((300, d_model)), offset=offset)),
     }
     for name, values in results.items():
         assert np.abs(values - exact).max() <= 1e-7, name
@@ -95,7 +147,7 @@ def test_table_is_not_recomputed_per_call(monkeypatch):
                         lambda *a, **k: calls.append(a) or original(*a, **k))
     layer = PositionalEncoding(max_len=16)
     for seq_len in (4, 9, 16, 9):
-        layer(tf.zeros((2, seq_len, 8)))
+        layer(zeros((2, seq_len, 8)))
     assert len(calls) == 1
 
 
@@ -114,17 +166,17 @@ class TinyModel(keras.Model):
 
 def training_data(seq_len):
     tokens = np.arange(4 * seq_len).reshape(4, seq_len) % 20
-    return tokens, np.zeros((4, seq_len, 1), "float32")
+    return tokens.astype("int32"), np.zeros((4, seq_len, 1), "float32")
 
 
 def assert_layer_encodes(layer, seq_len, d_model=8, offset=0):
     """The layer, called eagerly on zeros, gives the encoding (against mpmath)."""
-    out = layer(tf.zeros((1, seq_len, d_model)), offset=offset).numpy()[0]
+    out = numpy_of(layer(zeros((1, seq_len, d_model)), offset=offset))[0]
     np.testing.assert_allclose(out, exact_encoding(range(offset, offset + seq_len), d_model),
-                               rtol=0, atol=6e-8)
+                               rtol=0, atol=6e-8 + offset * 2.0**-52)
 
 
-@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("jit_compile", JIT_COMPILE)
 def test_subclassed_model_fit_without_an_eager_call(jit_compile):
     keras.utils.set_random_seed(0)
     model = TinyModel(max_len=16)
@@ -134,6 +186,7 @@ def test_subclassed_model_fit_without_an_eager_call(jit_compile):
     assert_layer_encodes(model.encoding, 10)
 
 
+@tf_only
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_first_call_inside_tf_function_then_eager(jit_compile):
     layer = PositionalEncoding(max_len=16)
@@ -144,16 +197,36 @@ def test_first_call_inside_tf_function_then_eager(jit_compile):
     assert_layer_encodes(layer, 40, offset=3)  # eager growth after the traced build
 
 
-@pytest.mark.parametrize("jit_compile", [False, True])
-def test_functional_model_grows_inside_fit(jit_compile):
+def test_first_call_inside_a_compiled_function_then_eager():
+    layer = PositionalEncoding(max_len=16)
+    run = compiled(lambda x: layer(x, offset=2))
+    np.testing.assert_allclose(numpy_of(run(ops.zeros((1, 5, 8))))[0], exact_encoding(range(2, 7), 8),
+                               rtol=0, atol=6e-8)
+    assert_layer_encodes(layer, 5)
+    assert_layer_encodes(layer, 40, offset=3)  # eager growth after the traced build
+
+
+@pytest.mark.parametrize("jit_compile", JIT_COMPILE)
+def test_functional_model_fit(jit_compile):
     keras.utils.set_random_seed(0)
     tokens = keras.Input(shape=(None,), dtype="int32")
-    encoding = PositionalEncoding(max_len=4)
+    encoding = PositionalEncoding(max_len=16)
     model = keras.Model(tokens, keras.layers.Dense(1)(encoding(keras.layers.Embedding(20, 8)(tokens))))
     model.compile("sgd", "mse", jit_compile=jit_compile)
     model.fit(*training_data(10), epochs=1, verbose=0, batch_size=4)
     assert model.predict(training_data(10)[0], verbose=0).shape == (4, 10, 1)
     assert model(training_data(12)[0]).shape == (4, 12, 1)
+    assert_layer_encodes(encoding, 10)
+
+
+def test_functional_model_grows_inside_fit():
+    """fit traces with the lengths of the data it is given: the table grows."""
+    tokens = keras.Input(shape=(None,), dtype="int32")
+    encoding = PositionalEncoding(max_len=4)
+    model = keras.Model(tokens, keras.layers.Dense(1)(encoding(keras.layers.Embedding(20, 8)(tokens))))
+    model.compile("sgd", "mse")
+    model.fit(*training_data(10), epochs=1, verbose=0)
+    assert encoding.max_len >= 10
     assert_layer_encodes(encoding, 10)
 
 
@@ -171,9 +244,9 @@ def test_fit_with_dropout_and_a_mask():
 def test_unknown_sequence_length_in_functional_model():
     inputs = keras.Input(shape=(None, 8))
     model = keras.Model(inputs, PositionalEncoding(max_len=32)(inputs))
-    for seq_len in (3, 17, 40):  # 40 > max_len
-        out = model(np.zeros((2, seq_len, 8), "float32"))
-        np.testing.assert_allclose(out.numpy()[1], posenc.positional_encoding(seq_len, 8), atol=1e-7)
+    for seq_len in (3, 17, 32):
+        out = model(zeros((2, seq_len, 8)))
+        np.testing.assert_allclose(numpy_of(out)[1], posenc.positional_encoding(seq_len, 8), atol=1e-7)
 
 
 @pytest.mark.parametrize("seq_len, offset, grown", [
@@ -181,154 +254,167 @@ def test_unknown_sequence_length_in_functional_model():
     (3, 25, 10), (2, 2**40, 10), (2, 2**52, 10),  # far past the table: computed on their own
 ])
 def test_grows_past_max_len_in_eager_mode(seq_len, offset, grown):
-    layer = PositionalEncoding(max_len=10, dtype="float64")
-    layer(tf.zeros((1, 4, 8), tf.float64))
-    out = layer(tf.zeros((1, seq_len, 8), tf.float64), offset=offset)
-    assert layer.max_len == grown and layer.pe.shape == (grown, 8)
+    layer = PositionalEncoding(max_len=10)
+    layer(zeros((1, 4, 8)))
+    out = layer(zeros((1, seq_len, 8)), offset=offset)
+    assert layer.max_len == grown and tuple(layer.pe.shape) == (grown, 8)
     expected = exact_encoding(range(offset, offset + seq_len), 8)
-    np.testing.assert_allclose(out.numpy()[0], expected, rtol=0, atol=max(offset * 2.0**-52, 1e-15))
+    np.testing.assert_allclose(numpy_of(out)[0], expected, rtol=0, atol=6e-8 + offset * 2.0**-52)
 
 
 def test_failed_growth_leaves_the_layer_as_it_was(monkeypatch):
     layer = PositionalEncoding(max_len=10)
-    layer(tf.zeros((1, 4, 8)))
+    layer(zeros((1, 4, 8)))
 
     def out_of_memory(*args, **kwargs):
         raise MemoryError("simulated")
     monkeypatch.setattr(posenc.tensorflow, "positional_encoding", out_of_memory)
     with pytest.raises(MemoryError):
-        layer(tf.zeros((1, 30, 8)))
-    assert layer.max_len == 10 and layer.pe.shape == (10, 8)
+        layer(zeros((1, 30, 8)))
+    assert layer.max_len == 10 and tuple(layer.pe.shape) == (10, 8)
     monkeypatch.undo()
     assert_layer_encodes(layer, 5, offset=3)
 
 
-@pytest.mark.parametrize("offset", [2**31 - 2, 2**31, 2**32 + 7, 2**40])
-def test_int64_positions_when_length_is_known_only_at_run_time(offset):
-    layer = PositionalEncoding(max_len=10, dtype="float64")
-    signature = [tf.TensorSpec([None, None, 8], tf.float64)]
-    python_int = tf.function(lambda x: layer(x, offset=offset), input_signature=signature)
+@tf_only
+def test_run_time_positions_must_lie_in_the_table():
+    """A length known only when the graph runs: rows come from the table, and positions
+    outside it stop the graph with an error naming the limit (never a wrong row)."""
+    layer = PositionalEncoding(max_len=10)
+    signature = [tf.TensorSpec([None, None, 8], tf.float32)]
+    run = tf.function(lambda x: layer(x, offset=3), input_signature=signature)
+    out = run(tf.zeros((2, 7, 8)))  # rows 3 .. 9: the whole end of the table
+    np.testing.assert_allclose(out.numpy()[0], posenc.positional_encoding(7, 8, offset=3), atol=1e-7)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"positions known only at run time must be < max_len=10, the length of the table"):
+        run(tf.zeros((2, 8, 8)))
     tensor = tf.function(lambda x, t: layer(x, offset=t),
                          input_signature=signature + [tf.TensorSpec([], tf.int64)])
-    expected = exact_encoding(range(offset, offset + 5), 8)
-    for out in (python_int(tf.zeros((1, 5, 8), tf.float64)),
-                tensor(tf.zeros((1, 5, 8), tf.float64), tf.constant(offset, tf.int64))):
-        assert out.shape == (1, 5, 8)
-        np.testing.assert_allclose(out.numpy()[0], expected, rtol=0, atol=offset * 2.0**-52)
-
-
-@pytest.mark.parametrize("d_model", [8, 9])
-def test_computes_past_the_table_when_length_is_known_only_at_run_time(d_model):
-    layer = PositionalEncoding(max_len=10)
-    run = tf.function(lambda x: layer(x, offset=3),
-                      input_signature=[tf.TensorSpec([None, None, d_model], tf.float32)])
-    for seq_len in (5, 30):  # 3 + 30 is past the table of 10 positions
-        out = run(tf.zeros((2, seq_len, d_model)))
-        np.testing.assert_allclose(out.numpy()[0], posenc.positional_encoding(seq_len, d_model, offset=3),
-                                   atol=1e-7)
-    assert layer.max_len == 10  # nothing grew: the extra rows were computed on the fly
+    np.testing.assert_allclose(tensor(tf.zeros((1, 2, 8)), tf.constant(8, tf.int64)).numpy()[0],
+                               posenc.positional_encoding(2, 8, offset=8), atol=1e-7)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be < max_len=10"):
+        tensor(tf.zeros((1, 2, 8)), tf.constant(2**40, tf.int64))  # no int32 wrap-around
+    with pytest.raises(ValueError, match=re.escape(
+            "offset=10 is past the table (max_len=10) and the sequence length is known only at "
+            "run time: raise max_len")):
+        tf.function(lambda x: layer(x, offset=10), input_signature=signature).get_concrete_function()
+    assert layer.max_len == 10  # nothing grew
 
 
 def test_tensor_offset_equals_int_offset():
     layer = PositionalEncoding(max_len=10)
-    x = tf.random.stateless_normal((2, 4, 6), seed=[1, 2])
-    for offset in (0, 3, 8, 50, 2**40):  # in, across and far past the table
-        expected = layer(x, offset=offset).numpy()
-        for tensor in (tf.constant(offset, tf.int64), np.int64(offset), np.array(offset)):
-            np.testing.assert_array_equal(layer(x, offset=tensor).numpy(), expected)
-    small = tf.constant(3, tf.int32)
-    np.testing.assert_array_equal(layer(x, offset=small).numpy(), layer(x, offset=3).numpy())
+    x = np.random.default_rng(1).standard_normal((2, 4, 6)).astype("float32")
+    offsets = (0, 3, 8, 50) if BACKEND == "jax" else (0, 3, 8, 50, 2**40)
+    for offset in offsets:  # in, across and far past the table
+        expected = numpy_of(layer(x, offset=offset))
+        for tensor in (ops.convert_to_tensor(offset), np.int64(offset), np.array(offset)):
+            np.testing.assert_array_equal(numpy_of(layer(x, offset=tensor)), expected)
+    small = ops.convert_to_tensor(3, "int32")
+    np.testing.assert_array_equal(numpy_of(layer(x, offset=small)), numpy_of(layer(x, offset=3)))
 
 
-@pytest.mark.parametrize("jit_compile", [False, True])
-def test_tensor_offset_in_a_decoding_loop(jit_compile):
-    """keras-hub's start_index: one token at a time inside a compiled step."""
+def test_tensor_offset_in_a_compiled_decoding_loop():
+    """keras-hub's start_index: one token at a time inside a compiled step. Past the table,
+    a compiled function that cannot stop gives NaN rows, never wrong ones (PyTorch runs
+    eagerly: the offset is known, the row is computed)."""
     layer = PositionalEncoding(max_len=8)
-    step = tf.function(lambda x, t: layer(x, offset=t), jit_compile=jit_compile)
-    x = tf.zeros((2, 1, 8))
-    for t in (0, 1, 7, 8, 30):  # the last two are past the table: computed by TensorFlow ops
-        got = step(x, tf.constant(t)).numpy()[0]
+    step = compiled(lambda x, t: layer(x, offset=t))
+    x = ops.zeros((2, 1, 8))
+    for t in (0, 1, 7):
+        got = numpy_of(step(x, ops.convert_to_tensor(t, "int32")))[0]
         np.testing.assert_allclose(got, exact_encoding([t], 8), rtol=0, atol=6e-8)
-    assert layer.max_len == 8 and step.experimental_get_tracing_count() == 1  # one trace for all
+    past = numpy_of(step(x, ops.convert_to_tensor(30, "int32")))[0]
+    if BACKEND == "torch":
+        np.testing.assert_allclose(past, exact_encoding([30], 8), rtol=0, atol=6e-8)
+    else:
+        assert np.all(np.isnan(past))
+    assert layer.max_len == 8
 
 
-@pytest.mark.parametrize("jit_compile", [False, True, None])
-def test_positions_of_a_left_padded_batch(jit_compile):
-    layer = PositionalEncoding(max_len=16, dtype="float64")
-    call = (lambda x, p: layer(x, positions=p)) if jit_compile is None else tf.function(
-        lambda x, p: layer(x, positions=p), jit_compile=jit_compile)
-    x = tf.zeros((2, 5, 8), tf.float64)
+def test_positions_of_a_left_padded_batch():
+    layer = PositionalEncoding(max_len=16)
+    x = zeros((2, 5, 8))
     # Sequence 0 has two padding tokens on the left: its real tokens are at 0, 1, 2.
-    positions = tf.constant([[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]])
-    out = call(x, positions).numpy()
-    np.testing.assert_allclose(out[0, 2:], exact_encoding(range(3), 8), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(out[1], exact_encoding(range(5), 8), rtol=0, atol=1e-15)
-    far = tf.constant([[0, 20, 2**40, 3, 4]], tf.int64)  # past the table: TensorFlow ops
-    out = call(x, far).numpy()
-    expected = exact_encoding([0, 20, 2**40, 3, 4], 8)
-    np.testing.assert_allclose(out[0], expected, rtol=0, atol=2**40 * 2.0**-52)
-    np.testing.assert_allclose(out[1], expected, rtol=0, atol=2**40 * 2.0**-52)
+    positions = np.array([[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]], "int32")
+    for call in (layer, compiled(layer)):
+        out = numpy_of(call(x, positions=ops.convert_to_tensor(positions)))
+        np.testing.assert_allclose(out[0, 2:], exact_encoding(range(3), 8), rtol=0, atol=6e-8)
+        np.testing.assert_allclose(out[1], exact_encoding(range(5), 8), rtol=0, atol=6e-8)
+    far = [0, 20, 2**30 if BACKEND == "jax" else 2**40, 3, 4]  # past the table: on the host
+    out = numpy_of(layer(x, positions=np.array([far])))
+    expected = exact_encoding(far, 8)
+    np.testing.assert_allclose(out[0], expected, rtol=0, atol=6e-8 + far[2] * 2.0**-52)
+    np.testing.assert_allclose(out[1], expected, rtol=0, atol=6e-8 + far[2] * 2.0**-52)
     assert layer.max_len == 16
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"positions": tf.zeros(5)}, TypeError,
+ERRORS = [
+    ({"positions": np.zeros(5, "float32")}, TypeError,
      "positions must be an integer tensor of shape (..., seq_len), got dtype float32"),
     ({"positions": [0, 1, 2, 3, 4]}, TypeError,
      "positions must be an integer tensor of shape (..., seq_len), got list"),
-    ({"positions": tf.range(4)}, ValueError,
+    ({"positions": np.arange(4)}, ValueError,
      "positions must have shape (..., seq_len) broadcastable to the input's (2, 5), got shape (4,)"),
-    ({"positions": tf.zeros((3, 5), tf.int32)}, ValueError,
+    ({"positions": np.zeros((3, 5), "int32")}, ValueError,
      "positions must have shape (..., seq_len) broadcastable to the input's (2, 5), got shape (3, 5)"),
-    ({"positions": tf.constant([0, 1, -2, 3, 4])}, ValueError,
+    ({"positions": np.array([0, 1, -2, 3, 4])}, ValueError,
      "positions must be >= 0, got a minimum of -2"),
-    ({"positions": tf.constant([0, 1, 2, 3, 2**53], tf.int64)}, ValueError,
-     "positions must be < 2**53 = 9007199254740992 (float64 holds every position below it "
-     "exactly), got a maximum of 9007199254740992"),
-    ({"positions": tf.range(5), "offset": 2}, ValueError, "pass either offset or positions, not both"),
-    ({"offset": tf.constant(1.0)}, TypeError,
+    ({"positions": np.arange(5), "offset": 2}, ValueError, "pass either offset or positions, not both"),
+    ({"offset": np.array(1.0, "float32")}, TypeError,
      "offset must be an integer or an integer tensor, got a tensor of dtype float32"),
-    ({"offset": tf.constant([1])}, ValueError,
+    ({"offset": np.array([1])}, ValueError,
      "offset must be a scalar (0-dimensional) tensor, got shape (1,)"),
-    ({"offset": tf.constant(-1)}, ValueError, "offset must be an integer >= 0, got -1"),
+    ({"offset": np.array(-1)}, ValueError, "offset must be an integer >= 0, got -1"),
     ({"offset": 2**53 - 4}, ValueError, "offset + seq_len must be <= 2**53 = 9007199254740992 "
      "(float64 holds every position up to it exactly), got offset=9007199254740988, seq_len=5"),
-])
+]
+if BACKEND != "jax":  # JAX's int32 cannot hold the position
+    ERRORS.append(({"positions": np.array([0, 1, 2, 3, 2**53], "int64")}, ValueError,
+                   "positions must be < 2**53 = 9007199254740992 (float64 holds every position below "
+                   "it exactly), got a maximum of 9007199254740992"))
+
+
+@pytest.mark.parametrize("kwargs, error, message", ERRORS)
 def test_offset_and_positions_errors(kwargs, error, message):
     layer = PositionalEncoding(max_len=10)
     with pytest.raises(error, match=whole_line(message)):
-        layer(tf.zeros((2, 5, 8)), **kwargs)
+        layer(zeros((2, 5, 8)), **kwargs)
     assert layer.max_len == 10
 
 
+@tf_only
 def test_run_time_checks_inside_tf_function():
     layer = PositionalEncoding(max_len=10)
     run = tf.function(lambda x, t: layer(x, offset=t))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="offset must be >= 0"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="positions must be >= 0"):
         run(tf.zeros((1, 3, 8)), tf.constant(-1))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="offset \\+ seq_len must be <= 2\\*\\*53"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be < max_len=10"):
         run(tf.zeros((1, 3, 8)), tf.constant(2**53 - 1, tf.int64))
     at = tf.function(lambda x, p: layer(x, positions=p))
     with pytest.raises(tf.errors.InvalidArgumentError, match="positions must be >= 0"):
         at(tf.zeros((1, 3, 8)), tf.constant([0, -1, 2]))
 
 
-def test_ragged_and_too_wide_inputs_get_clear_errors():
+@tf_only
+def test_ragged_inputs_get_a_clear_error():
     with pytest.raises(TypeError, match=exactly(
             "inputs must be a dense tensor of shape (..., seq_len, d_model), got a "
             "tf.RaggedTensor: pad it (inputs.to_tensor()) and pass the padding mask along")):
         PositionalEncoding()(tf.ragged.constant([[[1.0] * 4] * 3, [[1.0] * 4]], ragged_rank=1))
+
+
+def test_too_wide_inputs_get_a_clear_error():
     with pytest.raises(ValueError, match="^d_model is too large: "):
         PositionalEncoding(max_len=4).build((None, 5, 2**62))
 
 
-def test_symbolic_call_with_tensor_offset_and_positions():
-    """keras-hub checks symbolic calls: Keras tensors as inputs, positions and offsets."""
+def test_symbolic_call_with_positions():
+    """keras-hub checks symbolic calls: Keras tensors as inputs and positions."""
     inputs = keras.Input(shape=(None, 8))
     positions = keras.Input(shape=(None,), dtype="int32")
-    model = keras.Model([inputs, positions], PositionalEncoding(max_len=4)(inputs, positions=positions))
-    out = model([np.zeros((1, 6, 8), "float32"), np.array([[5, 4, 3, 2, 1, 0]], "int32")])
-    np.testing.assert_allclose(out.numpy()[0], exact_encoding([5, 4, 3, 2, 1, 0], 8), rtol=0, atol=6e-8)
+    model = keras.Model([inputs, positions], PositionalEncoding(max_len=8)(inputs, positions=positions))
+    out = model([zeros((1, 6, 8)), np.array([[5, 4, 3, 2, 1, 0]], "int32")])
+    np.testing.assert_allclose(numpy_of(out)[0], exact_encoding([5, 4, 3, 2, 1, 0], 8), rtol=0, atol=6e-8)
 
 
 def test_save_and_load(tmp_path):
@@ -337,10 +423,10 @@ def test_save_and_load(tmp_path):
     x = keras.layers.Embedding(20, 8)(inputs)
     x = PositionalEncoding(max_len=16, base=100.0, dropout=0.1, name="pe")(x)
     model = keras.Model(inputs, keras.layers.Dense(2)(x))
-    tokens = np.arange(10).reshape(2, 5)
+    tokens = np.arange(10).reshape(2, 5).astype("int32")
     model.save(tmp_path / "model.keras")
     loaded = keras.models.load_model(tmp_path / "model.keras")
-    np.testing.assert_array_equal(loaded(tokens).numpy(), model(tokens).numpy())
+    np.testing.assert_array_equal(numpy_of(loaded(tokens)), numpy_of(model(tokens)))
     assert loaded.get_layer("pe").get_config()["base"] == 100.0
 
 
@@ -355,17 +441,17 @@ def test_config_round_trip():
 def test_dropout_only_when_training():
     keras.utils.set_random_seed(0)
     layer = PositionalEncoding(max_len=16, dropout=0.5)
-    x = tf.ones((4, 16, 64))
-    assert np.any(layer(x, training=True).numpy() == 0)
-    np.testing.assert_allclose(layer(x).numpy(), x.numpy() + posenc.positional_encoding(16, 64),
-                               atol=1e-6)
+    x = np.ones((4, 16, 64), "float32")
+    assert np.any(numpy_of(layer(x, training=True)) == 0)
+    np.testing.assert_allclose(numpy_of(layer(x)), x + posenc.positional_encoding(16, 64), atol=1e-6)
 
 
+@needs_64_bits
 def test_float64_layer_keeps_float64():
     layer = PositionalEncoding(max_len=10, dtype="float64")
-    out = layer(tf.zeros((1, 5, 8), tf.float64))
-    assert out.dtype == tf.float64
-    np.testing.assert_allclose(out.numpy()[0], exact_encoding(range(5), 8), rtol=0, atol=1e-15)
+    out = layer(zeros((1, 5, 8), "float64"))
+    assert dtype_of(out) == "float64"
+    np.testing.assert_allclose(numpy_of(out)[0], exact_encoding(range(5), 8), rtol=0, atol=1e-15)
 
 
 @pytest.fixture
@@ -382,17 +468,17 @@ def test_mixed_float16_policy(policy):
     outputs = PositionalEncoding(max_len=32)(keras.layers.Embedding(20, 8)(inputs))
     model = keras.Model(inputs, outputs)
     out = model(np.zeros((1, 20), "int32"))
-    assert out.dtype == tf.float16
-    embedding = model.layers[1](np.zeros((1, 20), "int32")).numpy().astype(np.float64)
-    np.testing.assert_allclose(out.numpy() - embedding, posenc.positional_encoding(20, 8)[None],
+    assert dtype_of(out) == "float16"
+    embedding = numpy_of(model.layers[1](np.zeros((1, 20), "int32"))).astype(np.float64)
+    np.testing.assert_allclose(numpy_of(out) - embedding, posenc.positional_encoding(20, 8)[None],
                                atol=2e-3)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_layer(dtype):
-    out = PositionalEncoding(max_len=10, dtype=dtype)(tf.zeros((1, 5, 8)))
-    assert out.dtype == dtype
-    assert_nearest(out.numpy()[0], exact_encoding(range(5), 8))
+    out = PositionalEncoding(max_len=10, dtype=dtype)(zeros((1, 5, 8)))
+    assert dtype_of(out) == dtype
+    assert_nearest(numpy_of(out)[0], exact_encoding(range(5), 8))
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"], indirect=True)
@@ -401,17 +487,17 @@ def test_mixed_policy_fit(policy):
     model = TinyModel(max_len=16)
     model.compile("sgd", "mse")
     model.fit(*training_data(10), epochs=1, verbose=0)
-    out = model.encoding(tf.zeros((1, 10, 8)))
-    assert out.dtype == policy.removeprefix("mixed_")
-    assert_nearest(out.numpy()[0], exact_encoding(range(10), 8))
+    out = model.encoding(zeros((1, 10, 8)))
+    assert dtype_of(out) == policy.removeprefix("mixed_")
+    assert_nearest(numpy_of(out)[0], exact_encoding(range(10), 8))
 
 
 @pytest.mark.parametrize("x, offset, error, message", [
-    (tf.zeros((2, 5, 6)), 0, ValueError,
+    (zeros((2, 5, 6)), 0, ValueError,
      "input's last dimension is 6 but this positional encoding has d_model=8; they must be equal"),
-    (tf.zeros((1, 5, 8)), -1, ValueError, "offset must be an integer >= 0, got -1"),
-    (tf.zeros((1, 5, 8)), 0.5, TypeError, "offset must be an integer, got float 0.5"),
-    (tf.zeros((1, 5, 8), tf.int32), 0, TypeError,
+    (zeros((1, 5, 8)), -1, ValueError, "offset must be an integer >= 0, got -1"),
+    (zeros((1, 5, 8)), 0.5, TypeError, "offset must be an integer, got float 0.5"),
+    (zeros((1, 5, 8), "int32"), 0, TypeError,
      "inputs must be a floating-point tensor, got dtype int32"),
 ])
 def test_call_errors(x, offset, error, message):
@@ -449,4 +535,48 @@ def test_constructor_errors(kwargs, error, message):
 
 def test_dropout_of_one_drops_everything():
     layer = PositionalEncoding(max_len=16, dropout=1.0)
-    assert np.all(layer(tf.ones((2, 16, 8)), training=True).numpy() == 0)
+    assert np.all(numpy_of(layer(np.ones((2, 16, 8), "float32"), training=True)) == 0)
+
+
+def encoder(seq_len):
+    """A small model to ship: positional encoding then a dense layer, on inputs of shape
+    ``(batch, seq_len, 8)`` (``seq_len`` None: a dynamic length)."""
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input(shape=(seq_len, 8))
+    return keras.Model(inputs, keras.layers.Dense(4)(PositionalEncoding(max_len=32)(inputs)))
+
+
+def run_tflite(flatbuffer, x):
+    interpreter = tf.lite.Interpreter(model_content=flatbuffer)
+    index = interpreter.get_input_details()[0]["index"]
+    interpreter.resize_tensor_input(index, x.shape)
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(index, x)
+    interpreter.invoke()
+    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+
+
+@tf_only
+@pytest.mark.filterwarnings(r"ignore:\s*Warning. tf.lite.Interpreter is deprecated:UserWarning")
+@pytest.mark.parametrize("seq_len", [12, None])
+def test_tflite_with_builtin_ops_only(seq_len):
+    model = encoder(seq_len)
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no TensorFlow ops
+    flatbuffer = converter.convert()
+    rng = np.random.default_rng(0)
+    for length in [12] if seq_len else [1, 12, 32]:  # up to the whole table
+        x = rng.standard_normal((2, length, 8)).astype("float32")
+        np.testing.assert_allclose(run_tflite(flatbuffer, x), model(x).numpy(), rtol=0, atol=1e-6)
+    if seq_len is None:  # past the table: TensorFlow Lite drops assertions, the rows are NaN
+        out = run_tflite(flatbuffer, np.zeros((1, 33, 8), "float32"))
+        assert np.all(np.isfinite(out[0, :32])) and np.all(np.isnan(out[0, 32]))
+
+
+@tf_only
+def test_saved_model_export_reloads_and_matches(tmp_path):
+    model = encoder(None)
+    model.export(tmp_path / "saved", verbose=False)
+    reloaded = tf.saved_model.load(tmp_path / "saved")
+    x = np.random.default_rng(0).standard_normal((2, 20, 8)).astype("float32")
+    np.testing.assert_allclose(reloaded.serve(x).numpy(), model(x).numpy(), rtol=0, atol=1e-6)

@@ -12,7 +12,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
   terms of a score with added positions (NumPy).
 - ``posenc.foils``: deliberately naive or wrong versions the course compares with.
 - ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
-- ``posenc.tensorflow``: a Keras layer (imports TensorFlow).
+- ``posenc.tensorflow``: a Keras 3 layer for any Keras backend (imports Keras; TensorFlow only
+  when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).
 
 Importing ``posenc`` itself imports NumPy only.

@@ -1,54 +1,127 @@
-"""Sinusoidal positional encoding for TensorFlow: a tensor factory and a Keras 3 layer.
+"""Sinusoidal positional encoding for Keras 3: a tensor factory and a layer, on every backend.
 
-Importing this module imports TensorFlow. It first sets ``TF_CPP_MIN_LOG_LEVEL=2``
-(unless already set) so TensorFlow's C++ start-up messages do not clutter notebooks.
-The values come from :func:`posenc.positional_encoding` (angles in float64, cast once).
+Written with ``keras.ops`` only, so it runs under each backend of Keras 3 (TensorFlow,
+PyTorch, JAX: whichever ``KERAS_BACKEND`` chose before ``keras`` was first imported). The
+module keeps its historical name: it imports TensorFlow only when TensorFlow is the
+backend (Keras itself imports it then). Importing it sets ``TF_CPP_MIN_LOG_LEVEL=2``
+(unless already set) before ``keras`` is imported, so TensorFlow's C++ start-up messages,
+if TensorFlow is loaded at all, do not clutter notebooks.
+The values come from :func:`posenc.positional_encoding` (angles in float64, rounded once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from keras import ops  # noqa: E402
 
-from ._validate import (  # noqa: E402
-    MAX_POSITION,
-    check_base,
-    check_dropout,
-    check_int,
-    check_window,
-    check_width,
-)
-from .encoding import angular_frequencies, float32_round_to_odd  # noqa: E402
+from ._validate import MAX_POSITION, check_base, check_dropout, check_int, check_window, check_width  # noqa: E402
+from .encoding import encoding_at, float32_round_to_odd  # noqa: E402
 from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
 
 
-def positional_encoding(
-    seq_len: int,
-    d_model: int,
-    *,
-    base: float = 10000.0,
-    offset: int = 0,
-    dtype=tf.float32,
-) -> tf.Tensor:
-    """Sinusoidal positional encoding as a constant ``tf.Tensor``.
+def _jax():
+    """The ``jax`` module, which Keras has imported when JAX is its backend (the only case
+    that calls this); the package's ``[tensorflow]`` extra does not install JAX."""
+    return sys.modules["jax"]
+
+
+def _float_dtype(dtype) -> str:
+    """The Keras name of a floating-point ``dtype`` (a name, NumPy, TensorFlow, torch or JAX dtype)."""
+    try:
+        name = keras.backend.standardize_dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"dtype must be a floating-point dtype, got {dtype!r}") from None
+    if not keras.backend.is_float_dtype(name):
+        raise TypeError(f"dtype must be a floating-point dtype, got {name}")
+    if name == "float64" and keras.backend.backend() == "jax":
+        jax = _jax()
+        if not jax.config.jax_enable_x64:
+            raise TypeError(
+                "dtype float64 needs JAX's 64-bit mode (JAX_ENABLE_X64=1, or "
+                "jax.config.update('jax_enable_x64', True) before any computation)"
+            )
+    return name
+
+
+def _outside_traces():
+    """A context in which new tensors are concrete, even while a function is being traced.
+
+    TensorFlow: ``tf.init_scope`` (an eager tensor, never one owned by a graph being
+    traced); JAX: ``jax.ensure_compile_time_eval``; PyTorch runs eagerly.
+    """
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.init_scope()
+    if backend == "jax":
+        jax = _jax()
+        return jax.ensure_compile_time_eval()
+    return contextlib.nullcontext()
+
+
+def _is_concrete(tensor) -> bool:
+    """Whether ``tensor`` holds values now (not a graph tensor, a JAX tracer or a meta tensor)."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.executing_eagerly() and hasattr(tensor, "numpy")
+    if backend == "jax":
+        jax = _jax()
+        return not isinstance(tensor, jax.core.Tracer)
+    if backend == "torch":
+        return tensor.device.type != "meta"
+    return False
+
+
+def _concrete_int_array(tensor):
+    """The values of an integer tensor as a NumPy array, or ``None`` if known only at run time."""
+    if isinstance(tensor, (np.ndarray, np.integer)):
+        return np.asarray(tensor)
+    return ops.convert_to_numpy(tensor) if _is_concrete(tensor) else None
+
+
+def _rounded(values: np.ndarray, dtype: str):
+    """Float64 ``values`` as a concrete backend tensor of ``dtype``, each the nearest value.
+
+    Types narrower than float32 go through float32 rounded "to odd" first
+    (:func:`posenc.encoding.float32_round_to_odd`), so the cast to ``dtype`` lands on the
+    nearest value instead of rounding twice.
+    """
+    if dtype in ("float16", "bfloat16"):
+        values = float32_round_to_odd(values)
+    elif dtype == "float32":
+        values = values.astype(np.float32)
+    with _outside_traces():
+        return ops.cast(ops.convert_to_tensor(values), dtype)
+
+
+def positional_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, offset: int = 0,
+                        dtype="float32"):
+    """Sinusoidal positional encoding as a constant tensor of the current Keras backend.
 
     Args:
         seq_len: number of positions (rows), an ``int >= 0``.
         d_model: width of the encoding, an ``int >= 1``.
         base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
         offset: position of the first row, an ``int >= 0`` with ``offset + seq_len <= 2**53``.
-        dtype: a floating-point ``tf.DType`` or its name (default ``tf.float32``).
+        dtype: a floating-point dtype: a name such as ``"float32"`` (default) or
+            ``"bfloat16"``, or a NumPy, TensorFlow, torch or JAX dtype.
 
     Returns:
-        ``tf.Tensor`` of shape ``(seq_len, d_model)``; row ``r`` encodes position
-        ``offset + r``. See :func:`posenc.positional_encoding` for the formula and the
-        accuracy as a function of position. Every entry is the value of ``dtype``
-        nearest to the float64 result (float16 and bfloat16 included).
+        A tensor of the backend (``tf.Tensor``, ``torch.Tensor`` or ``jax.Array``) of shape
+        ``(seq_len, d_model)``; row ``r`` encodes position ``offset + r``. See
+        :func:`posenc.positional_encoding` for the formula and the accuracy as a function of
+        position. Every entry is the value of ``dtype`` nearest to the float64 result
+        (float16 and bfloat16 included).
 
     Raises:
         TypeError: wrong argument types, or ``dtype`` is not a floating-point dtype.
@@ -57,80 +130,88 @@ def positional_encoding(
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
     """
-    dtype = tf.as_dtype(dtype)
-    if not dtype.is_floating:
-        raise TypeError(f"dtype must be a floating-point dtype, got {dtype.name}")
-    table = _numpy_positional_encoding(seq_len, d_model, base=base, offset=offset)
-    if dtype.size < 4:  # TensorFlow would go through float32 and could round twice
-        table = float32_round_to_odd(table)
-    return tf.constant(table, dtype=dtype)
+    dtype = _float_dtype(dtype)
+    return _rounded(_numpy_positional_encoding(seq_len, d_model, base=base, offset=offset), dtype)
 
 
-def _round_float64(values: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
-    """Float64 ``values`` rounded to ``dtype``, each to the nearest value of ``dtype``.
+def _static_shape(tensor) -> tuple:
+    """The shape as a tuple of ints, with ``None`` for sizes known only at run time."""
+    return tuple(None if size is None else int(size) for size in tensor.shape)
 
-    The graph version of what :func:`positional_encoding` does with NumPy: for types
-    narrower than float32, round to float32 "to odd" first (see
-    :func:`posenc.encoding.float32_round_to_odd`), here with integer operations on the
-    float32 bits, so that the second rounding lands on the nearest value.
+
+def _is_ragged(tensor) -> bool:
+    return type(tensor).__name__ == "RaggedTensor"  # without importing TensorFlow
+
+
+def _run_time_checks(positions, max_len: int, what: str):
+    """TensorFlow graphs: assertions that stop with a clear message before any lookup.
+
+    Other backends (and XLA, which skips assertions) cannot stop a compiled function; there
+    the rows of positions outside the table are NaN (see :class:`PositionalEncoding`).
     """
-    if dtype.size >= 4:
-        return tf.cast(values, dtype)
-    nearest = tf.cast(values, tf.float32)
-    away = tf.abs(tf.cast(nearest, tf.float64)) > tf.abs(values)  # rounded away from zero
-    # One step towards zero: the magnitude is the low 31 bits, so subtract one from them.
-    bits = tf.bitcast(nearest, tf.int32) - tf.cast(away, tf.int32)
-    inexact = tf.cast(tf.bitcast(bits, tf.float32), tf.float64) != values
-    return tf.cast(tf.bitcast(bits | tf.cast(inexact, tf.int32), tf.float32), dtype)
+    if keras.backend.backend() != "tensorflow":
+        return positions
+    import tensorflow as tf
 
-
-def _encoding_ops(positions: tf.Tensor, d_model: int, base: float, dtype) -> tf.Tensor:
-    """The encoding of integer ``positions`` (any shape) built from TensorFlow ops.
-
-    For rows the layer's table lacks when the positions are known only when the graph
-    runs. Angles in float64, one rounding to ``dtype``. Shape ``positions.shape + (d_model,)``.
-    """
-    frequencies = tf.constant(angular_frequencies(d_model, base=base), tf.float64)
-    angles = tf.cast(positions, tf.float64)[..., tf.newaxis] * frequencies
-    is_sine = tf.constant(np.arange(d_model) % 2 == 0)
-    return _round_float64(tf.where(is_sine, tf.sin(angles), tf.cos(angles)), tf.as_dtype(dtype))
-
-
-def _check_tensor_offset(offset) -> tf.Tensor:
-    if not offset.dtype.is_integer:
-        raise TypeError(
-            f"offset must be an integer or an integer tensor, got a tensor of dtype {offset.dtype.name}"
-        )
-    if offset.shape.rank != 0:
-        raise ValueError(f"offset must be a scalar (0-dimensional) tensor, got shape {offset.shape}")
-    return tf.cast(offset, tf.int64)
+    checks = [
+        tf.debugging.assert_non_negative(positions, message=f"{what} must be >= 0"),
+        tf.debugging.assert_less(
+            positions, tf.cast(max_len, positions.dtype),
+            message=f"{what} known only at run time must be < max_len={max_len}, the length of the table"),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(positions)
 
 
 @keras.saving.register_keras_serializable(package="posenc")
 class PositionalEncoding(keras.layers.Layer):
-    """Keras layer that adds the sinusoidal positional encoding to its input (batch first).
+    """Keras 3 layer that adds the sinusoidal positional encoding to its input (batch first).
 
-    ``d_model`` is read from the last dimension of the input when the layer is built.
-    That is the Keras convention: state whose shape depends on the input (weights,
-    or here the table) is created in ``build``, which Keras calls with the input shape
-    on the first call, so a layer is written once for any width and never asked for it
-    twice. The table of ``max_len`` positions is then computed once (in float64, rounded
-    once to the layer's compute dtype) and every call only slices and adds. The table is
-    created outside any traced function (``tf.init_scope``), so a layer first built or
-    grown inside ``fit``, a ``tf.function`` or an XLA-compiled step keeps working
-    everywhere afterwards. It holds no weights, so saved models store only the
-    constructor arguments (see :meth:`get_config`).
+    Amplitude: the encoding has amplitude 1 (each column is a sine or a cosine, every entry
+    in ``[-1, 1]``; root mean square ``1/sqrt(2)`` for an even ``d_model``), whatever
+    ``d_model``. Token embeddings initialised small (standard deviation ``d_model**-0.5``,
+    as when the matrix is shared with the output layer; Keras' ``Embedding`` draws from
+    ``[-0.05, 0.05]``) are swamped by it unless they are multiplied by ``sqrt(d_model)``
+    before this layer, as the Transformer does (Vaswani et al. 2017, section 3.4). The
+    course's chapter on embeddings, ``book/embeddings.ipynb`` ("Why multiply by
+    sqrt(d_model)", https://positional-encoding-course.github.io/positional-encoding-course/book/embeddings.html),
+    measures it.
 
-    Longer inputs: when the window ``offset .. offset + seq_len - 1`` is known as the
-    layer is called (Python ``int`` offset and a fixed sequence length, eager or traced)
-    and runs past ``max_len``, the table grows to at least twice its size, if the window
-    starts inside the table or fits in twice its length; a window further away is
-    computed on its own, leaving the table as it is. A failed growth (e.g. out of
-    memory) leaves the layer as it was. When the positions are known only at run time
-    (``seq_len`` None in a ``tf.function`` or a functional model, a tensor ``offset``, or
-    explicit ``positions``), rows past the table are computed on the fly with TensorFlow
-    ops in float64. Positions go up to ``2**53``; for the accuracy as a function of
-    position see :func:`posenc.positional_encoding`.
+    Backends and shipping paths (each checked by the course's tests): the layer is written
+    with ``keras.ops`` and runs, saves to and reloads from ``.keras`` files under the
+    TensorFlow, PyTorch and JAX backends of Keras 3, in eager calls and in ``fit`` and
+    ``predict`` (compiled with ``jit_compile=True`` under TensorFlow and JAX). With the
+    TensorFlow backend, ``model.export`` (SavedModel) reloads and gives the same outputs,
+    and a model converts to TensorFlow Lite with builtin ops only, for a fixed and for a
+    dynamic sequence length (``keras.Input(shape=(None, d_model))``).
+
+    ``d_model`` is read from the last dimension of the input when the layer is built (the
+    Keras convention: state whose shape depends on the input is created in ``build``).
+    The table of ``max_len`` positions is then computed once on the host (NumPy, float64,
+    rounded once to the layer's compute dtype) and every call only slices (or gathers)
+    and adds. The table is a constant made outside any traced function, so a layer first
+    built or grown inside ``fit``, a ``tf.function`` or a ``jax.jit`` keeps working
+    afterwards. It holds no weights: saved models store only the constructor arguments.
+
+    Positions past the table:
+
+    - Known when the layer is called (a Python ``int`` offset or a concrete tensor, a
+      fixed sequence length, concrete ``positions``; eager or traced): the table grows to
+      at least twice its size when the window starts inside it or fits in twice its
+      length; rows further away are computed on their own on the host, leaving the table
+      as it is. A failed growth (e.g. out of memory) leaves the layer as it was.
+    - Known only at run time (a sequence length unknown while tracing, e.g.
+      ``Input(shape=(None, d_model))`` under TensorFlow; a traced tensor ``offset``;
+      traced ``positions``): they must lie in the table, ``0 <= pos < max_len``, so pick
+      ``max_len`` large enough. Under TensorFlow a graph stops with an
+      ``InvalidArgumentError`` naming the limit (XLA skips such checks); where a compiled
+      function cannot stop (JAX, XLA, TensorFlow Lite) the rows of such positions are NaN,
+      never a wrong number.
+
+    Positions go up to ``2**53``; for the accuracy see :func:`posenc.positional_encoding`.
+    Under JAX without its 64-bit mode, integer tensors are int32 (Keras converts int64
+    arrays to int32 there), so positions must stay below ``2**31``, and ``dtype="float64"``
+    is refused.
 
     Args:
         max_len: number of positions in the table, an ``int >= 0`` (at most ``2**53``);
@@ -140,14 +221,14 @@ class PositionalEncoding(keras.layers.Layer):
             active only when the layer is called with ``training=True`` (e.g. inside ``fit``).
         **layer_kwargs: passed to ``keras.layers.Layer`` (``name``, ``dtype``, ...).
             ``dtype="float16"``, ``"bfloat16"`` and the ``mixed_float16`` and
-            ``mixed_bfloat16`` policies compute in that type.
+            ``mixed_bfloat16`` policies compute in that type (each entry of the table the
+            nearest value of that type).
 
     Shapes:
         ``call(inputs, offset=0, positions=None)``: ``inputs`` of shape
         ``(..., seq_len, d_model)``, floating-point. The result has the same shape, in the
-        layer's compute dtype (Keras casts floating inputs to it: float32 by default,
-        float16 under a ``mixed_float16`` policy): ``dropout(inputs + PE[offset : offset +
-        seq_len])`` or ``dropout(inputs + PE[positions])``.
+        layer's compute dtype: ``dropout(inputs + PE[offset : offset + seq_len])`` or
+        ``dropout(inputs + PE[positions])``.
 
     Raises:
         TypeError, ValueError: bad constructor arguments, an input whose last
@@ -163,6 +244,7 @@ class PositionalEncoding(keras.layers.Layer):
         check_window(0, self.max_len)
         self.base = check_base(base)
         self.rate = check_dropout(dropout)
+        _float_dtype(self.compute_dtype)  # e.g. float64 under JAX without its 64-bit mode
         self.dropout_layer = keras.layers.Dropout(self.rate, dtype=self.dtype_policy)
         self.supports_masking = True
 
@@ -182,12 +264,22 @@ class PositionalEncoding(keras.layers.Layer):
         self._set_table(self.max_len)
 
     def _set_table(self, length: int) -> None:
-        """Compute a table of ``length`` rows; only then make it the layer's state."""
-        with tf.init_scope():  # an eager tensor, never one owned by a traced graph
-            table = positional_encoding(length, self.d_model, base=self.base,
-                                        dtype=self.compute_dtype)
-        self.max_len, self.pe = length, table
+        """Compute a table of ``length`` rows; only then make it the layer's state.
+
+        The tensor has one more row, of NaN, where run-time lookups of positions outside
+        the table land.
+        """
+        table = positional_encoding(length, self.d_model, base=self.base, dtype=self.compute_dtype)
+        with _outside_traces():
+            nan = ops.full((1, self.d_model), float("nan"), dtype=self.compute_dtype)
+            table = ops.concatenate([table, nan], axis=0)
+        self.max_len, self._table = length, table
         self._last_rows = (None, None)  # (offset, seq_len), slice: reused by eager calls
+
+    @property
+    def pe(self):
+        """The table, a tensor of shape ``(max_len, d_model)`` in the compute dtype."""
+        return self._table[: self.max_len]
 
     def _rows(self, offset: int, seq_len: int):
         """Rows ``offset .. offset + seq_len - 1`` (Python ints), the table grown if need be."""
@@ -195,88 +287,80 @@ class PositionalEncoding(keras.layers.Layer):
         end = offset + seq_len
         if end > self.max_len:
             if offset > self.max_len and end > 2 * self.max_len:  # far away: on its own
-                positions = tf.range(offset, end, dtype=tf.int64)
-                return _encoding_ops(positions, self.d_model, self.base, self.pe.dtype)
+                return positional_encoding(seq_len, self.d_model, base=self.base, offset=offset,
+                                           dtype=self.compute_dtype)
             self._set_table(max(end, 2 * self.max_len))
-        if not tf.executing_eagerly():  # a graph being traced keeps its own slice op
-            return self.pe[offset:end]
         key, rows = self._last_rows
         if key != (offset, seq_len):
-            rows = self.pe[offset:end]
-            self._last_rows = ((offset, seq_len), rows)
+            rows = ops.slice(self._table, (offset, 0), (seq_len, self.d_model))
+            if _is_concrete(rows):  # a slice made in a trace belongs to that trace
+                self._last_rows = ((offset, seq_len), rows)
         return rows
 
-    def _gather(self, positions: tf.Tensor, top: tf.Tensor) -> tf.Tensor:
-        """Rows for int64 ``positions``: from the table if ``top < max_len``, else from ops."""
-        if self.max_len == 0:  # nothing to gather from (and XLA cannot gather from nothing)
-            return _encoding_ops(positions, self.d_model, self.base, self.pe.dtype)
-        return tf.cond(
-            top < self.max_len,
-            lambda: tf.gather(self.pe, positions),
-            lambda: _encoding_ops(positions, self.d_model, self.base, self.pe.dtype),
-        )
+    def _lookup(self, positions, what: str):
+        """Rows for integer ``positions`` known only at run time (any shape).
 
-    def _rows_at_run_time(self, offset, seq_len):
-        """Rows for an offset and a length that may be tensors (int64 throughout)."""
-        offset = tf.cast(offset, tf.int64)
-        seq_len = tf.cast(seq_len, tf.int64)
-        end = offset + seq_len
-        checks = [
-            tf.debugging.assert_non_negative(offset, message="offset must be >= 0"),
-            tf.debugging.assert_less_equal(end, tf.constant(MAX_POSITION, tf.int64),
-                                           message="offset + seq_len must be <= 2**53"),
-        ]
-        with tf.control_dependencies(checks):  # checked before any row is looked up
-            positions = offset + tf.range(seq_len, dtype=tf.int64)
-        return self._gather(positions, end - 1)
+        Positions outside ``[0, max_len)`` are stopped by TensorFlow's assertions, or else
+        land on the table's NaN row.
+        """
+        positions = _run_time_checks(positions, self.max_len, what)
+        inside = ops.logical_and(ops.greater_equal(positions, 0),
+                                 ops.less(positions, self.max_len))
+        index = ops.where(inside, positions, ops.full_like(positions, self.max_len))
+        return ops.take(self._table, ops.cast(index, "int32"), axis=0)
 
-    def _rows_at(self, positions, batch_shape):
+    def _rows_at(self, positions, batch_shape: tuple):
         """Rows for explicit positions, shape ``positions.shape + (d_model,)``."""
-        if isinstance(positions, tf.RaggedTensor) or not tf.is_tensor(positions) and not isinstance(
-                positions, np.ndarray):
+        if _is_ragged(positions) or not (ops.is_tensor(positions) or isinstance(positions, np.ndarray)):
             raise TypeError(
                 "positions must be an integer tensor of shape (..., seq_len), got "
                 f"{type(positions).__name__}"
             )
-        positions = tf.convert_to_tensor(positions)
-        if not positions.dtype.is_integer:
+        dtype = keras.backend.standardize_dtype(positions.dtype)
+        if not keras.backend.is_int_dtype(dtype):
             raise TypeError(
-                "positions must be an integer tensor of shape (..., seq_len), got dtype "
-                f"{positions.dtype.name}"
+                f"positions must be an integer tensor of shape (..., seq_len), got dtype {dtype}"
             )
-        try:
-            fits = (positions.shape.rank is not None and positions.shape.rank >= 1
-                    and tf.broadcast_static_shape(positions.shape, batch_shape).as_list()
-                    == batch_shape.as_list()
-                    and positions.shape[-1] in (None, batch_shape[-1]))
-        except ValueError:
-            fits = False
+        shape = _static_shape(positions)
+        fits = 1 <= len(shape) <= len(batch_shape) and all(
+            p is None or b is None or p in (1, b) for p, b in zip(reversed(shape), reversed(batch_shape))
+        ) and shape[-1] in (None, batch_shape[-1])
         if not fits:
             raise ValueError(
                 f"positions must have shape (..., seq_len) broadcastable to the input's "
-                f"{tuple(batch_shape)}, got shape {tuple(positions.shape)}"
+                f"{batch_shape}, got shape {shape}"
             )
-        positions = tf.cast(positions, tf.int64)
-        top = tf.reduce_max(positions)  # the smallest int64 when there are no positions
-        if tf.executing_eagerly():
-            if tf.size(positions) > 0:
-                low = int(tf.reduce_min(positions))
-                if low < 0:
-                    raise ValueError(f"positions must be >= 0, got a minimum of {low}")
-                if int(top) >= MAX_POSITION:
-                    raise ValueError(
-                        f"positions must be < 2**53 = {MAX_POSITION} (float64 holds every "
-                        f"position below it exactly), got a maximum of {int(top)}"
-                    )
-        else:
-            checks = [
-                tf.debugging.assert_non_negative(positions, message="positions must be >= 0"),
-                tf.debugging.assert_less(positions, tf.constant(MAX_POSITION, tf.int64),
-                                         message="positions must be < 2**53"),
-            ]
-            with tf.control_dependencies(checks):  # checked before any row is looked up
-                positions = tf.identity(positions)
-        return self._gather(positions, top)
+        values = _concrete_int_array(positions)
+        if values is None:
+            return self._lookup(positions, "positions")
+        if values.size:
+            low, top = int(values.min()), int(values.max())
+            if low < 0:
+                raise ValueError(f"positions must be >= 0, got a minimum of {low}")
+            if top >= MAX_POSITION:
+                raise ValueError(
+                    f"positions must be < 2**53 = {MAX_POSITION} (float64 holds every "
+                    f"position below it exactly), got a maximum of {top}"
+                )
+            if top >= self.max_len:  # computed on the host, the table left as it is
+                return _rounded(encoding_at(values, self.d_model, self.base), self.compute_dtype)
+        return ops.take(self._table, ops.cast(ops.convert_to_tensor(values), "int32"), axis=0)
+
+    def _offset(self, offset):
+        """A Python ``int``, or a scalar integer tensor known only at run time."""
+        if not (ops.is_tensor(offset) or isinstance(offset, (np.ndarray, np.integer))):
+            return check_int("offset", offset)
+        dtype = keras.backend.standardize_dtype(offset.dtype)
+        if not keras.backend.is_int_dtype(dtype):
+            raise TypeError(
+                f"offset must be an integer or an integer tensor, got a tensor of dtype {dtype}"
+            )
+        if len(offset.shape) != 0:
+            raise ValueError(
+                f"offset must be a scalar (0-dimensional) tensor, got shape {_static_shape(offset)}"
+            )
+        value = _concrete_int_array(offset)
+        return offset if value is None else check_int("offset", int(value))
 
     def call(self, inputs, offset=0, positions=None, training=None):
         """Return ``dropout(inputs + PE[offset : offset + seq_len])`` or ``dropout(inputs + PE[positions])``.
@@ -284,10 +368,8 @@ class PositionalEncoding(keras.layers.Layer):
         Args:
             inputs: floating-point dense tensor of shape ``(..., seq_len, d_model)``.
             offset: position of the first row: a Python ``int >= 0`` or a scalar integer
-                tensor (e.g. the number of tokens decoded so far inside a
-                ``tf.function``; same results as the ``int``), with ``offset + seq_len <=
-                2**53``. Inside a traced function a tensor offset is checked by
-                TensorFlow assertions (XLA skips them).
+                tensor (e.g. the number of tokens decoded so far inside a compiled step;
+                same results as the ``int``), with ``offset + seq_len <= 2**53``.
             positions: instead of ``offset``, an integer tensor of shape
                 ``(..., seq_len)`` broadcastable to ``inputs.shape[:-1]``, the position of
                 every token, each in ``[0, 2**53)``: for left-padded batches and packed
@@ -298,41 +380,49 @@ class PositionalEncoding(keras.layers.Layer):
             Tensor of the same shape as ``inputs``, in the layer's compute dtype.
 
         Raises:
-            TypeError: ``inputs`` is ragged or not floating-point, ``offset`` is not an
-                integer (or integer tensor), or ``positions`` is not an integer tensor.
+            TypeError: ``inputs`` is not floating-point, ``offset`` is not an integer (or
+                integer tensor), or ``positions`` is not an integer tensor.
             ValueError: the last dimension of ``inputs`` is not ``d_model``, ``offset``
                 is negative or not a scalar, the positions reach past ``2**53`` or are
-                negative, ``positions`` has the wrong shape, or both ``offset`` and
-                ``positions`` are given.
+                negative, ``positions`` has the wrong shape, both ``offset`` and
+                ``positions`` are given, or an ``int`` offset is past the table while the
+                sequence length is known only at run time.
+            tf.errors.InvalidArgumentError: (TensorFlow graphs) positions known only at
+                run time outside ``[0, max_len)``.
         """
-        if not inputs.dtype.is_floating:
-            raise TypeError(
-                f"inputs must be a floating-point tensor, got dtype {inputs.dtype.name}"
-            )
-        check_width(self.d_model, inputs.shape[-1])
-        seq_len = inputs.shape[-2]
+        dtype = keras.backend.standardize_dtype(inputs.dtype)
+        if not keras.backend.is_float_dtype(dtype):
+            raise TypeError(f"inputs must be a floating-point tensor, got dtype {dtype}")
+        shape = _static_shape(inputs)
+        check_width(self.d_model, shape[-1])
+        seq_len = shape[-2]
         if positions is not None:
-            if tf.is_tensor(offset) or not (isinstance(offset, int) and offset == 0):
+            if ops.is_tensor(offset) or not (isinstance(offset, int) and offset == 0):
                 raise ValueError("pass either offset or positions, not both")
-            pe = self._rows_at(positions, inputs.shape[:-1])
+            pe = self._rows_at(positions, shape[:-1])
         else:
-            if tf.is_tensor(offset) or isinstance(offset, np.ndarray):
-                offset = _check_tensor_offset(tf.convert_to_tensor(offset))
-                if tf.executing_eagerly():  # eager: same path, same values as an int
-                    offset = int(offset)
-            if tf.is_tensor(offset) or seq_len is None:  # known only at run time
-                if not tf.is_tensor(offset):
-                    offset = check_int("offset", offset)
-                pe = self._rows_at_run_time(offset, tf.shape(inputs)[-2])
-            else:  # known now: slice the table, grown if need be
-                pe = self._rows(check_int("offset", offset), seq_len)
-        outputs = inputs + tf.cast(pe, inputs.dtype)
+            offset = self._offset(offset)
+            if isinstance(offset, int) and seq_len is not None:  # known now: slice the table
+                pe = self._rows(offset, seq_len)
+            else:  # known only at run time
+                if isinstance(offset, int) and offset >= self.max_len:
+                    raise ValueError(
+                        f"offset={offset} is past the table (max_len={self.max_len}) and the "
+                        "sequence length is known only at run time: raise max_len"
+                    )
+                length = ops.shape(inputs)[-2]
+                if isinstance(offset, int):
+                    window = offset + ops.arange(length, dtype="int32")
+                else:
+                    window = offset + ops.arange(length, dtype=offset.dtype)
+                pe = self._lookup(window, "positions")
+        outputs = inputs + ops.cast(pe, inputs.dtype)
         if training and self.rate > 0:
             outputs = self.dropout_layer(outputs, training=training)
         return outputs
 
     def __call__(self, inputs, *args, **kwargs):
-        if isinstance(inputs, tf.RaggedTensor):  # Keras would fail deep inside with "not uniform"
+        if _is_ragged(inputs):  # Keras would fail deep inside with "not uniform"
             raise TypeError(
                 "inputs must be a dense tensor of shape (..., seq_len, d_model), got a "
                 "tf.RaggedTensor: pad it (inputs.to_tensor()) and pass the padding mask along"
