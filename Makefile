@@ -52,10 +52,14 @@ _build/assignments/%/.assigned: assignments/$$*/$$*.ipynb $$(wildcard assignment
 # pages that changed, and those that refer to them). A failed build deletes Sphinx's saved
 # state (_build/.doctrees), so that the next build reads every page again and reports the same
 # warnings instead of passing on the pages it no longer reads.
-BOOK_SOURCES := _config.yml _toc.yml $(shell find book -type f -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)
+# The sources: book/, the tables, tools/book_release.py (a Sphinx extension) and the version it
+# reads. Once `make pdf` has written the PDF, the site links it and carries a copy: a newer PDF
+# makes the site out of date too.
+BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.py \
+	$(shell find book -type f -not -path '*/.ipynb_checkpoints/*' -not -path '*/__pycache__/*')
 HTML_BUILT   := _build/.html-built
 
-$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) | $(STAMP)
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF)) | $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
 
