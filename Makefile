@@ -54,12 +54,14 @@ _build/assignments/%/.assigned: assignments/$$*/$$*.ipynb $$(wildcard assignment
 # warnings instead of passing on the pages it no longer reads.
 # The sources: book/, the tables, tools/book_release.py (a Sphinx extension) and the version it
 # reads. Once `make pdf` has written the PDF, the site links it and carries a copy: a newer PDF
-# makes the site out of date too.
+# makes the site out of date too. The site depends on PDF_PRINTED, which `make pdf` touches and
+# no rule makes, not on the PDF itself: `make book` never prints the PDF.
 BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.py \
 	$(shell find book -type f -not -path '*/.ipynb_checkpoints/*' -not -path '*/__pycache__/*')
 HTML_BUILT   := _build/.html-built
+PDF_PRINTED  := _build/pdf/.printed
 
-$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF)) | $(STAMP)
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) | $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
 
@@ -140,6 +142,7 @@ strip: $(STAMP)
 $(PDF): $(BOOK_SOURCES) $(ASSIGNED) tools/print_pdf.py tools/print.css | $(STAMP)
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
+	touch $(PDF_PRINTED)
 
 pdf: $(PDF)
 	@echo
