@@ -20,7 +20,7 @@ PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_I
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab strip clean pdf colab-cells assignments mutation
+.PHONY: book test serve lab strip clean pdf colab-cells assignments mutation wheelhouse
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,30 +30,78 @@ $(STAMP): requirements.txt pyproject.toml
 # Student and autograder versions of every assignment master assignments/<name>/<name>.ipynb,
 # in _build/assignments/<name>/{student,autograder}/. `otter assign` runs every test, hidden
 # ones included, on the master's solutions and fails (so does make) if one fails.
-assignments: $(STAMP)
-	@set -e; for master in assignments/*/*.ipynb; do \
-	  name=$$(basename $$master .ipynb); \
-	  test "$$master" = "assignments/$$name/$$name.ipynb" || continue; \
-	  echo "otter assign $$master -> _build/assignments/$$name"; \
-	  rm -rf _build/assignments/$$name; \
-	  $(BIN)/otter assign $$master _build/assignments/$$name; \
-	done
+# Incremental: an assignment is generated again only when what it is made from changed (its
+# folder, the package it imports, the pins of requirements.txt and of the autograder); the
+# file .assigned in its output folder records the last successful `otter assign`.
+MASTERS      := $(foreach d,$(wildcard assignments/*/),$(wildcard $(d)$(notdir $(d:/=)).ipynb))
+ASSIGNED     := $(patsubst assignments/%.ipynb,_build/assignments/%,$(MASTERS))
+ASSIGNED     := $(foreach a,$(ASSIGNED),$(dir $(a)).assigned)
+PACKAGE      := $(wildcard code/posenc/*.py)
+ASSIGN_DEPS  := $(PACKAGE) requirements.txt pyproject.toml assignments/autograder-requirements.txt
+
+assignments: $(ASSIGNED)
+
+.SECONDEXPANSION:
+_build/assignments/%/.assigned: assignments/$$*/$$*.ipynb $$(wildcard assignments/$$*/*) $(ASSIGN_DEPS) | $(STAMP)
+	@echo "otter assign assignments/$*/$*.ipynb -> $(@D)"
+	rm -rf $(@D)
+	$(BIN)/otter assign assignments/$*/$*.ipynb $(@D)
+	touch $@
+
+# The website, built again only when a source changed (then Sphinx reads and writes only the
+# pages that changed, and those that refer to them). A failed build deletes Sphinx's saved
+# state (_build/.doctrees), so that the next build reads every page again and reports the same
+# warnings instead of passing on the pages it no longer reads.
+# The sources: book/, the tables, tools/book_release.py (a Sphinx extension) and the version it
+# reads. Once `make pdf` has written the PDF, the site links it and carries a copy: a newer PDF
+# makes the site out of date too. The site depends on PDF_PRINTED, which `make pdf` touches and
+# no rule makes, not on the PDF itself: `make book` never prints the PDF.
+BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.py \
+	$(shell find book -type f -not -path '*/.ipynb_checkpoints/*' -not -path '*/__pycache__/*')
+HTML_BUILT   := _build/.html-built
+PDF_PRINTED  := _build/pdf/.printed
+
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) | $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
+	touch $@
 
 # The book links each assignment's student notebook (built by `make assignments`) for download.
-book: $(STAMP) assignments
-	$(BIN)/jupyter-book build . -W -n --keep-going
+book: $(HTML_BUILT)
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/$(HTML)"
 
-test: $(STAMP) node_modules/axe-core/axe.min.js
-	$(BIN)/python -m pytest --nbval
+# Wheels that tests/test_packaging.py installs into fresh environments, downloaded once here so
+# that the tests need no network: setuptools (pyproject.toml's build-system, for build's
+# isolated environment) and NumPy (posenc's one dependency, at requirements.txt's pin).
+WHEELHOUSE := $(VENV)/wheelhouse
+WHEELS     := setuptools==84.2.1 $(shell grep -E '^numpy==' requirements.txt)
+
+wheelhouse: $(WHEELHOUSE)/.complete
+
+$(WHEELHOUSE)/.complete: requirements.txt pyproject.toml | $(STAMP)
+	rm -rf $(WHEELHOUSE)
+	$(BIN)/python -m pip download --quiet --only-binary=:all: --dest $(WHEELHOUSE) $(WHEELS)
+	touch $@
 
 # axe-core, the accessibility checker tests/test_explore.py runs in Chromium (package-lock.json).
-node_modules/axe-core/axe.min.js: package.json package-lock.json
+AXE := node_modules/axe-core/axe.min.js
+
+$(AXE): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# Build, then serve the site on this machine only: http://127.0.0.1:$(PORT)/ (Ctrl-C stops it).
+# Every test, on TEST_WORKERS pytest-xdist workers (this machine's 2 cores by default). Each
+# test module and each notebook runs on one worker, the slowest first (tests/conftest.py); the
+# fixtures build what is out of date with make (the assignments, the book, the PDF), once. The
+# 15 slowest tests are listed at the end.
+TEST_WORKERS ?= 2
+
+test: $(STAMP) $(WHEELHOUSE)/.complete $(AXE)
+	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+		--durations=15
+
+# Build what is out of date, then serve the site on this machine only:
+# http://127.0.0.1:$(PORT)/ (Ctrl-C stops it).
 serve: book
 	@echo "Serving _build/html at http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
@@ -73,8 +121,18 @@ mutation: $(STAMP)
 	cd _build/mutation && $(CURDIR)/$(BIN)/mutmut run $(MUTANTS); \
 		$(CURDIR)/$(BIN)/mutmut results --all true
 
+# JupyterLab on book/. JUPYTER_PATH puts .venv's kernel spec "python3" (the name the notebooks
+# ask for; it runs the Python of .venv, where posenc and the frameworks are installed) before a
+# "python3" of the user's or the system's. JupyterLab refuses to start as root unless given
+# --allow-root; containers and cloud notebooks often run everything as root, so the option is
+# passed then, and only then. LAB_ARGS adds options, e.g. on a remote machine or in a container:
+# make lab LAB_ARGS="--ip=0.0.0.0 --port=8888 --no-browser" (see README.md).
+LAB_ARGS ?=
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab book
+	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab --ServerApp.root_dir=book \
+		--MappingKernelManager.default_kernel_name=python3 $(ALLOW_ROOT) $(LAB_ARGS)
 
 # Remove volatile metadata from the committed notebooks, keeping their outputs. The options are
 # those of the pre-commit hook in .pre-commit-config.yaml (tests/test_notebooks.py checks that
@@ -87,9 +145,13 @@ strip: $(STAMP)
 # The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed by
 # Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
-pdf: $(STAMP) assignments
-	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+# Built again only when a source of the book, an assignment or the printing tools changed.
+$(PDF): $(BOOK_SOURCES) $(ASSIGNED) tools/print_pdf.py tools/print.css | $(STAMP)
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
+	touch $(PDF_PRINTED)
+
+pdf: $(PDF)
 	@echo
 	@echo "The PDF is built. Open file://$(CURDIR)/$(PDF)"
 

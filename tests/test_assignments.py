@@ -16,9 +16,10 @@ What an instructor relies on, checked on every master:
 
 Otter runs in subprocesses only: importing it emits a DeprecationWarning (through ipylab)
 that this project's ``filterwarnings = error`` would turn into a failure. Grading uses
-``otter.api.grade_submission`` (no Docker). Everything is generated once per session under
-_build/test-assignments (otter assign cannot find its own zip when the output folder is
-outside the repository), and the slow steps (kernels) run two at a time.
+``otter.api.grade_submission`` (no Docker). ``make assignments`` generates what is out of date
+(as for the book), its output is copied under _build/test-assignments (otter assign cannot find
+its own zip when the output folder is outside the repository) and graded there once per session,
+and the slow steps (kernels) run two at a time.
 """
 
 import json
@@ -35,6 +36,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "_build" / "test-assignments"
+GENERATED = ROOT / "_build" / "assignments"  # what `make assignments` generates
 MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.parent.name)
 NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
@@ -221,14 +223,26 @@ def _execute(notebook):
 
 
 @pytest.fixture(scope="module")
-def assignments():
-    """otter assign on every master, then every submission graded: once per session."""
+def assignments(make):
+    """otter assign on every master, then every submission graded: once per session.
+
+    `make assignments` runs otter assign (with the masters' tests) on the masters that changed,
+    or whose package or pins did, since it last did (none, usually); each one's output is then
+    copied to WORK, where the submissions are written and graded.
+    """
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
-    # Without its tests run here (--no-run-tests): grading the solution below does that, and
-    # `make assignments` runs otter assign with them.
-    runs = _parallel([lambda m=m: _run([sys.executable, "-m", "otter", "assign", "--no-run-tests",
-                                        m, WORK / m.stem]) for m in MASTERS])
+    made = make("--keep-going", f"--jobs={WORKERS}", "assignments")
+    runs = []
+    for master in MASTERS:
+        # make writes .assigned after otter assign succeeded, and deletes the folder before.
+        output = GENERATED / master.stem
+        if (output / ".assigned").exists():
+            shutil.copytree(output, WORK / master.stem)
+            runs.append(subprocess.CompletedProcess(made.args, 0, made.stdout, made.stderr))
+        else:
+            runs.append(made if made.returncode else subprocess.CompletedProcess(
+                made.args, 1, made.stdout, f"make assignments made no {output}\n{made.stderr}"))
     found = {}
     for master, run in zip(MASTERS, runs):
         a = Assignment(master.stem, WORK / master.stem, run, {})

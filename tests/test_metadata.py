@@ -2,22 +2,20 @@
 
 - LICENSE is the MIT License (code), LICENSE-CONTENT the CC BY 4.0 legal code (text and
   figures); pyproject.toml, the README and the book's footer say the same.
-- CITATION.cff is valid Citation File Format 1.2.0. The schema is the one shipped by cffconvert,
-  the format's own validator. cffconvert itself cannot be installed beside Jupyter (it requires
-  jsonschema < 4, Jupyter >= 4.18), so pip fetches its wheel without dependencies (from pip's
-  cache after the first run) and the schema is checked with the jsonschema Jupyter already uses,
-  as cffconvert does (Draft 7, with format checks).
+- CITATION.cff is valid Citation File Format 1.2.0. The schema is the one shipped by cffconvert
+  2.0.0, the format's own validator, kept in tests/data/ (source and license in its README.md)
+  so that the tests need no network. cffconvert itself cannot be installed beside Jupyter (it
+  requires jsonschema < 4, Jupyter >= 4.18), so the schema is checked with the jsonschema
+  Jupyter already uses, as cffconvert does (Draft 7, with format checks).
 - The version is written once (code/posenc/_version.py); CITATION.cff and the newest entry of
   CHANGELOG.md name the same one.
 """
 
 import copy
+import hashlib
 import json
 import re
-import subprocess
-import sys
 import tomllib
-import zipfile
 from pathlib import Path
 
 import jsonschema
@@ -31,19 +29,17 @@ CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPOSITORY = CONFIG["repository"]["url"].rstrip("/")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 CITATION = yaml.safe_load((ROOT / "CITATION.cff").read_text())
-CFF_VALIDATOR = "cffconvert==2.0.0"
-CFF_SCHEMA = "cffconvert/schemas/1.2.0/schema.json"
+# cffconvert 2.0.0's cffconvert/schemas/1.2.0/schema.json, unchanged (tests/data/README.md).
+CFF_SCHEMA = ROOT / "tests" / "data" / "cff-1.2.0-schema.json"
+CFF_SCHEMA_SHA256 = "0b8d22140da702d766df318dcff3a91af2f39521298dcf36d76315fd99cc169b"
 
 
 @pytest.fixture(scope="session")
-def cff_validator(tmp_path_factory):
+def cff_validator():
     """A jsonschema validator for the CFF 1.2.0 schema that cffconvert ships."""
-    folder = tmp_path_factory.mktemp("cffconvert")
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                    "--only-binary=:all:", "--dest", folder, CFF_VALIDATOR],
-                   check=True, capture_output=True)
-    wheel = next(folder.glob("cffconvert-*.whl"))
-    schema = json.loads(zipfile.ZipFile(wheel).read(CFF_SCHEMA))
+    data = CFF_SCHEMA.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == CFF_SCHEMA_SHA256, f"{CFF_SCHEMA} was changed"
+    schema = json.loads(data)
     assert schema["$id"] == "https://citation-file-format.github.io/1.2.0/schema.json"
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)

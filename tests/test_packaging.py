@@ -2,8 +2,13 @@
 
 The session fixture builds both (into a temporary folder, with build's isolated environment as
 a release does), then the tests look inside them, run `twine check`, install the wheel into a
-fresh virtual environment with nothing but its declared dependencies (pip fetches NumPy, from
-its cache once it has it) and check that the extras name what each module imports.
+fresh virtual environment with nothing but its declared dependencies and check that the extras
+name what each module imports.
+
+No network: what the fresh environments install (setuptools for build's isolated environment,
+NumPy for the wheel) comes from the wheelhouse that `make test`'s setup downloads once into
+.venv/wheelhouse (`make wheelhouse`; POSENC_WHEELHOUSE names another folder), with pip's
+--no-index.
 """
 
 import functools
@@ -29,6 +34,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 MODULES = sorted(p.name for p in PACKAGE.glob("*.py"))
 VERSION = posenc.__version__
 FRAMEWORKS = ("torch", "tensorflow", "keras", "jax", "matplotlib")
+WHEELHOUSE = Path(os.environ.get("POSENC_WHEELHOUSE", Path(sys.prefix) / "wheelhouse"))
 # The extras each module needs beyond the base dependencies; a module not listed needs none.
 # bench.py times the PyTorch and Keras layers when they are installed and skips them otherwise.
 MODULE_EXTRAS = {"pytorch.py": {"torch"}, "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
@@ -36,12 +42,19 @@ MODULE_EXTRAS = {"pytorch.py": {"torch"}, "tensorflow.py": {"tensorflow"}, "plot
                  "foils.py": {"torch", "tensorflow"}}
 
 
+def _offline_pip():
+    """The environment for a subprocess whose pip installs from the wheelhouse only."""
+    if not (WHEELHOUSE / ".complete").exists():
+        pytest.fail(f"no wheelhouse at {WHEELHOUSE}: run `make wheelhouse` (part of `make test`)")
+    return {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
+
+
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory):
     """Build the sdist, and the wheel from it, into a fresh folder: {"wheel": path, "sdist": path}."""
     out = tmp_path_factory.mktemp("dist")
     build = subprocess.run([sys.executable, "-m", "build", "--outdir", out, ROOT],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=_offline_pip())
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     return {"wheel": next(out.glob("posenc-*.whl")), "sdist": next(out.glob("posenc-*.tar.gz"))}
 
@@ -94,7 +107,8 @@ def test_wheel_installs_alone_and_imports_numpy_only(dist, tmp_path):
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    environ = {k: v for k, v in _offline_pip().items()
+               if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     # Run from the temporary folder, so that nothing of the repository can be imported.
     run = functools.partial(subprocess.run, capture_output=True, text=True, cwd=tmp_path,
                             env=environ)

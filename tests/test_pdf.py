@@ -1,7 +1,7 @@
 """The PDF of the whole book (`make pdf`), read back with pypdf.
 
-The fixture builds the PDF the way `make pdf` does (the single-page HTML, printed by headless
-Chromium through tools/print_pdf.py) when it is missing or older than the book's sources, then
+The fixture builds the PDF with `make pdf` (the single-page HTML, printed by headless Chromium
+through tools/print_pdf.py) when it is missing or older than the book's sources, then
 the tests check what a reader of the PDF gets: every page of _toc.yml (as a bookmark and as
 text), typeset formulas (no TeX left in the text), every figure, the solutions of the
 exercises, the bibliography, and long code lines printed whole (wrapped, not clipped).
@@ -60,28 +60,40 @@ def _stale():
     return any(p.stat().st_mtime > built for p in sources if p.is_file())
 
 
+def _build_elsewhere(make):
+    """Build the PDF into POSENC_BOOK_OUTPUT's _build (the commands of `make pdf`)."""
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    # The assignment pages link the student notebooks that `make assignments` generates.
+    run = make("assignments")
+    for command in ([jupyter_book, "build", ROOT, "--builder", "singlehtml", "-W", "-n",
+                     "--keep-going", "--path-output", BUILD.parent],
+                    [sys.executable, ROOT / "tools" / "print_pdf.py", BUILD / "singlehtml", PDF]):
+        if run.returncode:
+            break
+        run = subprocess.run(command, capture_output=True, text=True)
+    return run
+
+
 @pytest.fixture(scope="module")
-def pdf():
-    """The PDF, built if needed: {"reader": PdfReader, "text": all pages' text, "outline": [...]}."""
+def pdf(make):
+    """The PDF, built if needed: {"reader": PdfReader, "text": all pages' text, "outline": [...]}.
+
+    In the repository's _build, `make pdf` builds it when it is older than its sources (make -q
+    says whether it is), once for all pytest-xdist workers.
+    """
     from pypdf import PdfReader
 
-    if _stale():
+    here = BUILD == ROOT / "_build"
+    stale = make("-q", PDF.relative_to(ROOT)).returncode != 0 if here else _stale()
+    if stale:
         missing = None if CHROMIUM.exists() else f"no Chromium at {CHROMIUM}"
         if missing and REQUIRE_BROWSER:
             pytest.fail(f"the PDF cannot be built: {missing}")
         if missing:
             pytest.skip(f"the PDF cannot be built: {missing}")
-        jupyter_book = Path(sys.executable).with_name("jupyter-book")
-        # The assignment pages link the student notebooks that `make assignments` generates.
-        for command in (["make", "-C", ROOT, "assignments"],
-                        [jupyter_book, "build", ROOT, "--builder", "singlehtml", "-W", "-n",
-                         "--keep-going", "--path-output", BUILD.parent],
-                        [sys.executable, ROOT / "tools" / "print_pdf.py", BUILD / "singlehtml",
-                         PDF]):
-            run = subprocess.run(command, capture_output=True, text=True)
-            if run.returncode:
-                called = " ".join(map(str, command[:4]))
-                pytest.fail(f"{called} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+        run = make("pdf") if here else _build_elsewhere(make)
+        if run.returncode:
+            pytest.fail(f"building the PDF failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
     reader = PdfReader(PDF)
 
     def titles(outline):

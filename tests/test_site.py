@@ -1,7 +1,8 @@
 """The built website, read the way a reader reads it: in a real browser (headless Chromium).
 
-The fixtures build the book when its HTML is missing or older than its sources, serve it on a
-loopback port with Python's http.server, and drive Debian's Chromium with Playwright. Each page
+The fixtures build the book (`make book`) when its HTML is missing or older than its sources,
+serve it on a loopback port with Python's http.server, and drive Debian's Chromium with
+Playwright. Each page
 of _toc.yml is loaded once per viewport and what the browser saw is kept in a report that the
 tests below read, so a failure names the page and the check.
 
@@ -91,21 +92,31 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def _build_elsewhere():
+    """Build the book into POSENC_BOOK_OUTPUT's _build when it is missing or stale."""
+    if not _html_is_stale():
+        return None
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    return subprocess.run(
+        [jupyter_book, "build", ROOT, "-W", "-n", "--keep-going", "--path-output", BUILD.parent],
+        capture_output=True, text=True)
+
+
 @pytest.fixture(scope="session")
-def base_url():
-    """Build the book if needed, serve _build/html on 127.0.0.1 and yield its URL."""
-    if _html_is_stale():
-        # The assignment pages link the student notebooks that `make assignments` generates.
-        assignments = subprocess.run(["make", "-C", ROOT, "assignments"], capture_output=True, text=True)
-        if assignments.returncode:
-            pytest.fail(f"make assignments failed:\n{assignments.stdout[-3000:]}\n{assignments.stderr[-3000:]}")
-        jupyter_book = Path(sys.executable).with_name("jupyter-book")
-        build = subprocess.run(
-            [jupyter_book, "build", ROOT, "-W", "-n", "--keep-going",
-             "--path-output", BUILD.parent], capture_output=True, text=True)
-        if build.returncode:
-            pytest.fail(f"jupyter-book build failed:\n{build.stdout[-3000:]}\n"
-                        f"{build.stderr[-3000:]}")
+def base_url(make):
+    """Build the book if needed, serve _build/html on 127.0.0.1 and yield its URL.
+
+    In the repository's _build, `make book` builds what is older than its sources (nothing, if
+    the book is up to date); the book is built once for all pytest-xdist workers.
+    """
+    if BUILD == ROOT / "_build":
+        build = make("book")
+    else:  # the assignment pages link the student notebooks that `make assignments` generates
+        build = make("assignments")
+        if build.returncode == 0:
+            build = _build_elsewhere() or build
+    if build.returncode:
+        pytest.fail(f"building the book failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
     handler = functools.partial(_QuietHandler, directory=HTML)
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
