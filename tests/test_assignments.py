@@ -42,6 +42,14 @@ TIMEOUT = 600
 GRADE_BATCH = 6  # submissions graded by one subprocess
 
 
+# The body of the solution's loops in build-the-encoding, replaced by several answers below.
+LOOP_BLOCK = """    for pos in range(seq_len):
+        for j in range(d_model):
+            i = j // 2  # columns 2i and 2i + 1 share the angular frequency of pair i
+            angle = pos / base ** (2 * i / d_model)
+            pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+"""
+
 # Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits). An edit
 # (marker, old, new) replaces `old` by `new` in the one answer cell of the solution notebook
 # that contains `marker`; every edit must apply, so a wrong answer cannot silently vanish.
@@ -77,6 +85,87 @@ WRONG_ANSWERS = {
              "return base ** (-2.0 * pair_index / d_model)")]),
         ("wavelengths: exponent j instead of 2i", "q4", [
             ("def wavelengths", "base ** (2.0 * pair_index / d_model)", "base ** (np.arange(d_model) / d_model)")]),
+        # The frequent mistakes get a hint of their own (MESSAGES below).
+        ("hand table: sine and cosine swapped", "q1", [
+            ("hand_table = np.array", "[0.0000, 1.0000, 0.0000, 1.0000]", "[1.0000, 0.0000, 1.0000, 0.0000]"),
+            ("hand_table = np.array", "[0.8415, 0.5403, 0.0100, 1.0000]", "[0.5403, 0.8415, 1.0000, 0.0100]"),
+            ("hand_table = np.array", "[0.9093, -0.4161, 0.0200, 0.9998]", "[-0.4161, 0.9093, 0.9998, 0.0200]")]),
+        ("loops: sine and cosine swapped", "q2", [
+            ("def positional_encoding_loop", "math.sin(angle) if j % 2 == 0 else math.cos(angle)",
+             "math.cos(angle) if j % 2 == 0 else math.sin(angle)")]),
+        ("vectorized: sine and cosine swapped", "q3", [
+            ("def positional_encoding(", "np.sin(angles), np.cos(angles))", "np.cos(angles), np.sin(angles))")]),
+        # The course's own code instead of the student's, and the method a question asks for.
+        ("loops: calls posenc", "q2", [
+            ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n",
+             "    import posenc\n    return posenc.positional_encoding_loop(seq_len, d_model, base=base)\n"
+             "    pe = np.zeros((seq_len, d_model))\n")]),
+        ("loops: vectorized, no loop at all", "q2", [
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    angles = np.arange(seq_len)[:, None] / base ** (2 * (np.arange(d_model) // 2) / d_model)\n"
+             "    pe[:] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))\n")]),
+        ("loops: one loop over positions, rows vectorized", "q2", [
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    omega = base ** (-2.0 * (np.arange(d_model) // 2) / d_model)\n"
+             "    for pos in range(seq_len):\n"
+             "        pe[pos] = np.where(np.arange(d_model) % 2 == 0, np.sin(pos * omega), np.cos(pos * omega))\n")]),
+        ("vectorized: a loop over positions", "q3", [
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    for r in range(seq_len):\n"
+             "        pe[r] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles[r]), np.cos(angles[r]))\n"
+             "    return pe")]),
+        ("vectorized: calls the loop function of question 2", "q3", [
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return positional_encoding_loop(offset + seq_len, d_model, base=base)[offset:]\n"
+             "    positions = np.arange(offset")]),
+        ("vectorized: posenc under another name", "q3", [
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "from posenc import positional_encoding as reference_encoding\n\n\ndef positional_encoding(seq_len"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return reference_encoding(seq_len, d_model, base=base, offset=offset)\n"
+             "    positions = np.arange(offset")]),
+        ("wavelengths: from posenc's angular frequencies", "q4", [
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
+        # Correct work written differently keeps full marks.
+        ("correct: hand table as a list of lists", (), [
+            ("hand_table = np.array", "\n])", "\n]"),
+            ("hand_table = np.array", "= np.array([\n", "= [\n")]),
+        ("correct: loops as nested comprehensions", (), [
+            ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n" + LOOP_BLOCK + "    return pe\n",
+             "    angle = lambda pos, j: pos / base ** (2 * (j // 2) / d_model)\n"
+             "    rows = [[math.sin(angle(pos, j)) if j % 2 == 0 else math.cos(angle(pos, j)) for j in range(d_model)]\n"
+             "            for pos in range(seq_len)]\n"
+             "    return np.array(rows, dtype=float).reshape(seq_len, d_model)\n")]),
+        ("correct: loops through a helper for one row", (), [
+            ("def positional_encoding_loop", "def positional_encoding_loop(seq_len",
+             "def encoding_row(pos, d_model, base):\n"
+             "    row = []\n"
+             "    for j in range(d_model):\n"
+             "        angle = pos / base ** (2 * (j // 2) / d_model)\n"
+             "        row.append(math.sin(angle) if j % 2 == 0 else math.cos(angle))\n"
+             "    return row\n\n\ndef positional_encoding_loop(seq_len"),
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    for pos in range(seq_len):\n        pe[pos] = encoding_row(pos, d_model, base)\n")]),
+        ("correct: vectorized with exp and log", (), [
+            ("def positional_encoding(", "omega = base ** (-2.0 * pair_index / d_model)",
+             "omega = np.exp(-np.log(base) * 2.0 * pair_index / d_model)")]),
+        ("correct: vectorized into even and odd slices", (), [
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    pe[:, 0::2] = np.sin(angles[:, 0::2])\n"
+             "    pe[:, 1::2] = np.cos(angles[:, 1::2])\n"
+             "    return pe")]),
+        ("correct: vectorized with a loop over columns", (), [
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    for j in range(d_model):\n"
+             "        pe[:, j] = np.sin(angles[:, j]) if j % 2 == 0 else np.cos(angles[:, j])\n"
+             "    return pe")]),
+        ("correct: wavelengths as 2 pi over the angular frequency", (), [
+            ("def wavelengths", "return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "return 2 * np.pi / base ** (-2.0 * pair_index / d_model)")]),
     ],
     "debug-the-module": [
         # Each planted bug re-broken in the fixed class (the student notebook has all six).
