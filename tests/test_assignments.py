@@ -187,6 +187,35 @@ WRONG_ANSWERS = {
         ("dropout active in eval re-broken", "q6", [
             ("NO PROMPT", "self.dropout = nn.Dropout(dropout)", "self.dropout = dropout"),
             ("NO PROMPT", "return self.dropout(x)", "return nn.functional.dropout(x, self.dropout)")]),
+        # Half fixes that keep the symptom.
+        ("float32 frequencies with float64 positions (half fix)", "q2", [
+            ("NO PROMPT", "column = torch.arange(d_model, dtype=torch.float64)",
+             "column = torch.arange(d_model, dtype=torch.float32)")]),
+        ("float64 output for a float32 input", "q2", [
+            ("NO PROMPT", "self.pe[:, offset : offset + x.size(1)].to(x.dtype)", "self.pe[:, offset : offset + x.size(1)]")]),
+        ("odd width: the last column a cosine", "q5", [
+            ("NO PROMPT", "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
+             "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n        if d_model % 2:\n"
+             "            pe[:, -1] = torch.cos(angles[:, -1])\n")]),
+        # The course's module instead of the student's: no question keeps its points.
+        ("subclasses posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
+            ("NO PROMPT", "# BEGIN SOLUTION NO PROMPT\nclass PositionalEncoding(nn.Module):",
+             "# BEGIN SOLUTION NO PROMPT\nimport posenc.pytorch\n\n\n"
+             "class PositionalEncoding(posenc.pytorch.PositionalEncoding):\n"
+             "    def __init__(self, d_model, max_len=5000, dropout=0.0):\n"
+             "        super().__init__(d_model, max_len, dropout=dropout)\n\n\n"
+             "class Unused(nn.Module):")]),
+        ("wraps posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
+            ("NO PROMPT", "self.dropout = nn.Dropout(dropout)",
+             "self.dropout = nn.Dropout(dropout)\n        import posenc.pytorch\n"
+             "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len, dropout=dropout)"),
+            ("NO PROMPT", "return self.dropout(x)", "return self.reference(x - self.pe[:, offset : offset + x.size(1)].to(x.dtype), offset)")]),
+        ("correct: exp/log frequencies, stacked pairs, a float32 table", (), [
+            ("NO PROMPT", "omega = 10000.0 ** (-2 * (column // 2) / d_model)",
+             "omega = torch.exp(-math.log(10000.0) * 2 * (column // 2) / d_model)"),
+            ("NO PROMPT", "        pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
+             "        pe = torch.stack([torch.sin(angles[:, 0::2]), torch.cos(angles[:, 0::2])], dim=-1)\n"
+             "        pe = pe.flatten(1)[:, :d_model].float()\n")]),
     ],
     "attend-by-position": [
         ("rotation the wrong way (transposed blocks)", "q1", [
@@ -198,6 +227,17 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
         ("spread along rows instead of diagonals", "q3", [
             ("def dot_product_spread", "diagonal = np.diagonal(gram, offset=delta)", "diagonal = gram[delta]")]),
+        ("rotation: returns posenc.shift_matrix", "q1", [
+            ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base")]),
+        ("spread: a list instead of an array", "q3", [
+            ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
+        ("correct: rotation built pair by pair", (), [
+            ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
+             "    for i in range(d_model // 2):\n"
+             "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
+             "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)")]),
+        ("correct: W_Q and W_K as a list", (), [
+            ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
     # the bug touches what they measure: those wrong answers name every question they lose.
@@ -223,6 +263,19 @@ WRONG_ANSWERS = {
             ("base_sweep = {base", 'run_experiment("rope",', 'run_experiment("sinusoidal",')]),
         ("sweep tested at the training length", "q3", [
             ("base_sweep = {base", "test_len=64", "test_len=TRAIN_LEN")]),
+        # Uncontrolled comparisons: each arm with a seed of its own (q2), each base (q3).
+        ("a seed per encoding and per base", ("q2", "q3"), [
+            ("results = {encoding", "steps=STEPS)", "steps=STEPS, seed=seed)"),
+            ("results = {encoding", 'for encoding in ("none", "learned", "rope")}',
+             'for seed, encoding in enumerate(("none", "learned", "rope"))}'),
+            ("base_sweep = {base", 'base=base)["test_acc"]', 'base=base, seed=seed)["test_acc"]'),
+            ("base_sweep = {base", "for base in (10.0, 100.0, 10000.0)}", "for seed, base in enumerate((10.0, 100.0, 10000.0))}")]),
+        # 0-d tensors where floats are asked for: in run_experiment (q1 and the results of q2) and
+        # in the sweep (q3).
+        ("0-d tensors for floats", ("q1", "q2", "q3"), [
+            ("def run_experiment", '"final_loss": losses[-1]}', '"final_loss": torch.tensor(losses[-1])}'),
+            ("base_sweep = {base", 'base_sweep = {base: run_experiment(', 'base_sweep = {base: torch.tensor(run_experiment('),
+            ("base_sweep = {base", '["test_acc"]', '["test_acc"])')]),
     ],
 }
 
