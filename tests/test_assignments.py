@@ -27,11 +27,13 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "_build" / "test-assignments"
@@ -50,7 +52,8 @@ LOOP_BLOCK = """    for pos in range(seq_len):
             pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
 """
 
-# Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits). An edit
+# Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits);
+# an empty tuple marks correct work written differently, which keeps full marks. An edit
 # (marker, old, new) replaces `old` by `new` in the one answer cell of the solution notebook
 # that contains `marker`; every edit must apply, so a wrong answer cannot silently vanish.
 WRONG_ANSWERS = {
@@ -462,6 +465,7 @@ WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.item
 @pytest.mark.parametrize(("name", "label", "questions"), WRONG,
                          ids=[f"{n}: {label}" for n, label, _ in WRONG])
 def test_wrong_answer_loses_its_points_only(assignments, name, label, questions):
+    """A wrong answer loses its questions' points and only those; a differently correct one none."""
     scores = assignments[name].scores[label]
     for question in questions:
         assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
@@ -527,3 +531,91 @@ def test_wrong_answers_are_graded_with_a_message(assignments):
     """The grader's report names what is wrong, e.g. the function that raised."""
     report = assignments["build-the-encoding"].scores["vectorized: the function raises"]["q3"][2]
     assert "NotImplementedError: not vectorized yet" in report
+
+
+# The message a student reads for some of the wrong answers above: (question, words it contains).
+# Each frequent mistake is told its own cause, and each broken rule is named.
+MESSAGES = {
+    "build-the-encoding": {
+        "hand table from 1-based positions": ("q1", "positions start at 0"),
+        "hand table: sine and cosine swapped": ("q1", "sine and cosine are swapped"),
+        "loops: 1-based positions": ("q2", "positions start at 0"),
+        "loops: exponent j instead of 2i": ("q2", "must share their angular frequency"),
+        "loops: sine and cosine swapped": ("q2", "sine and cosine are swapped"),
+        "loops: calls posenc": ("q2", "uses the course's package"),
+        "loops: vectorized, no loop at all": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
+        "loops: one loop over positions, rows vectorized": ("q2", "has 1 level(s) of Python loops"),
+        "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
+        "vectorized: sine and cosine swapped": ("q3", "sine and cosine are swapped"),
+        "vectorized: a loop over positions": ("q3", "asks for no Python loop over positions"),
+        "vectorized: calls the loop function of question 2": ("q3", "asks for no Python loop over positions"),
+        "vectorized: posenc under another name": ("q3", "uses the course's package (posenc.encoding)"),
+        "wavelengths: angular frequency instead of wavelength": ("q4", "returned the angular frequencies"),
+        "wavelengths: from posenc's angular frequencies": ("q4", "uses the course's package"),
+    },
+    "debug-the-module": {
+        "float32 angles re-broken": ("q2", "compute the positions and the angular frequencies in float64"),
+        "float32 frequencies with float64 positions (half fix)": ("q2", "compute the positions and the angular frequencies in float64"),
+        "float64 output for a float32 input": ("q2", "the module returns the dtype of its input"),
+        "odd width: the last column a cosine": ("q5", "holds a cosine"),
+        "subclasses posenc's module": ("q4", "uses the course's package (posenc.pytorch)"),
+        "wraps posenc's module": ("q6", "uses the course's package"),
+    },
+    "attend-by-position": {
+        "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
+        "rotation: returns posenc.shift_matrix": ("q1", "uses the course's package"),
+        "spread: a list instead of an array": ("q3", "returned a list, expected a numpy.ndarray"),
+    },
+    "experiment-positions": {
+        "every run with seed 0": ("q1", "the same run done step by step gives"),
+        "a seed per encoding and per base": ("q2", "a controlled experiment gives every arm the same seed"),
+        "0-d tensors for floats": ("q1", "expected a Python float"),
+    },
+}
+# ... and the second question of the answers that lose two for two reasons.
+MESSAGES_ALSO = [
+    ("experiment-positions", "a seed per encoding and per base", "q3", "a controlled sweep gives every base the same seed"),
+    ("experiment-positions", "0-d tensors for floats", "q3", "expected a Python float"),
+]
+MESSAGE_CASES = [(name, label, *expected) for name, labels in MESSAGES.items()
+                 for label, expected in labels.items()] + MESSAGES_ALSO
+
+
+@pytest.mark.parametrize(("name", "label", "question", "words"), MESSAGE_CASES,
+                         ids=[f"{n}: {label}: {q}" for n, label, q, _ in MESSAGE_CASES])
+def test_wrong_answer_gets_a_message_naming_its_cause(assignments, name, label, question, words):
+    lost = {lost for other, lost, _ in WRONG_ANSWERS[name] if other == label}
+    assert lost, f"{label} is not a wrong answer of {name}"
+    report = assignments[name].scores[label][question][2]
+    assert words in report, report[-3000:]
+
+
+def _pins(path):
+    """The lines of a requirements file, without comments and blank lines."""
+    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_autograder_environment_matches_the_course(assignments, name):
+    """The zip's environment.yml (Gradescope, `otter grade`): the course's Python, the CPU build of
+    its torch, its NumPy and Otter, and posenc at the release tag of this version."""
+    with zipfile.ZipFile(assignments[name].autograder_zip) as archive:
+        environment = yaml.safe_load(archive.read("environment.yml"))
+    dependencies = environment["dependencies"]
+    python = (ROOT / "binder" / "runtime.txt").read_text().strip().removeprefix("python-")
+    assert f"python={python}" in dependencies, dependencies
+    (pip,) = [d["pip"] for d in dependencies if isinstance(d, dict)]
+    course = {line.split("==")[0].split("[")[0]: line.split("==")[1]
+              for line in _pins(ROOT / "requirements.txt") if "==" in line}
+    assert set(_pins(ROOT / "assignments" / "autograder-requirements.txt")) <= set(pip), pip
+    assert f"otter-grader[grading,plugins]=={course['otter-grader']}" in pip, pip
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip, pip
+    assert f"torch=={course['torch']}+cpu" in pip, "the CPU build of the course's torch"
+    assert f"numpy=={course['numpy']}" in pip, pip
+    version = {}
+    exec((ROOT / "code" / "posenc" / "_version.py").read_text(), version)
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert f"posenc @ git+{url}@v{version['__version__']}" in pip, "posenc pinned to this version's tag"
+    assert not [line for line in pip if line.split("==")[0] in ("numpy", "torch") and line not in (
+        f"numpy=={course['numpy']}", f"torch=={course['torch']}+cpu")], pip
