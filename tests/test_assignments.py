@@ -89,59 +89,61 @@ WRONG_ANSWERS = {
         ("wavelengths: exponent j instead of 2i", "q4", [
             ("def wavelengths", "base ** (2.0 * pair_index / d_model)", "base ** (np.arange(d_model) / d_model)")]),
         # The frequent mistakes get a hint of their own (MESSAGES below).
-        ("hand table: sine and cosine swapped", "q1", [
+        ("sine and cosine swapped (hand table, loops, vectorized)", ("q1", "q2", "q3"), [
             ("hand_table = np.array", "[0.0000, 1.0000, 0.0000, 1.0000]", "[1.0000, 0.0000, 1.0000, 0.0000]"),
             ("hand_table = np.array", "[0.8415, 0.5403, 0.0100, 1.0000]", "[0.5403, 0.8415, 1.0000, 0.0100]"),
-            ("hand_table = np.array", "[0.9093, -0.4161, 0.0200, 0.9998]", "[-0.4161, 0.9093, 0.9998, 0.0200]")]),
-        ("loops: sine and cosine swapped", "q2", [
+            ("hand_table = np.array", "[0.9093, -0.4161, 0.0200, 0.9998]", "[-0.4161, 0.9093, 0.9998, 0.0200]"),
             ("def positional_encoding_loop", "math.sin(angle) if j % 2 == 0 else math.cos(angle)",
-             "math.cos(angle) if j % 2 == 0 else math.sin(angle)")]),
-        ("vectorized: sine and cosine swapped", "q3", [
+             "math.cos(angle) if j % 2 == 0 else math.sin(angle)"),
             ("def positional_encoding(", "np.sin(angles), np.cos(angles))", "np.cos(angles), np.sin(angles))")]),
         # The course's own code instead of the student's, and the method a question asks for.
-        ("loops: calls posenc", "q2", [
+        ("posenc instead of own code (loops, vectorized under another name, wavelengths)", ("q2", "q3", "q4"), [
             ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n",
              "    import posenc\n    return posenc.positional_encoding_loop(seq_len, d_model, base=base)\n"
-             "    pe = np.zeros((seq_len, d_model))\n")]),
-        ("loops: vectorized, no loop at all", "q2", [
+             "    pe = np.zeros((seq_len, d_model))\n"),
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "from posenc import positional_encoding as reference_encoding\n\n\ndef positional_encoding(seq_len"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return reference_encoding(seq_len, d_model, base=base, offset=offset)\n"
+             "    positions = np.arange(offset"),
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
+        ("methods swapped: loops with no loop, vectorized with a loop over positions", ("q2", "q3"), [
             ("def positional_encoding_loop", LOOP_BLOCK,
              "    angles = np.arange(seq_len)[:, None] / base ** (2 * (np.arange(d_model) // 2) / d_model)\n"
-             "    pe[:] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))\n")]),
-        ("loops: one loop over positions, rows vectorized", "q2", [
-            ("def positional_encoding_loop", LOOP_BLOCK,
-             "    omega = base ** (-2.0 * (np.arange(d_model) // 2) / d_model)\n"
-             "    for pos in range(seq_len):\n"
-             "        pe[pos] = np.where(np.arange(d_model) % 2 == 0, np.sin(pos * omega), np.cos(pos * omega))\n")]),
-        ("vectorized: a loop over positions", "q3", [
+             "    pe[:] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))\n"),
             ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
              "    pe = np.empty((seq_len, d_model))\n"
              "    for r in range(seq_len):\n"
              "        pe[r] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles[r]), np.cos(angles[r]))\n"
              "    return pe")]),
-        ("vectorized: calls the loop function of question 2", "q3", [
+        ("one loop only in q2, q3 calls the loop function of q2", ("q2", "q3"), [
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    omega = base ** (-2.0 * (np.arange(d_model) // 2) / d_model)\n"
+             "    for pos in range(seq_len):\n"
+             "        pe[pos] = np.where(np.arange(d_model) % 2 == 0, np.sin(pos * omega), np.cos(pos * omega))\n"),
             ("def positional_encoding(", "    positions = np.arange(offset",
              "    return positional_encoding_loop(offset + seq_len, d_model, base=base)[offset:]\n"
              "    positions = np.arange(offset")]),
-        ("vectorized: posenc under another name", "q3", [
-            ("def positional_encoding(", "def positional_encoding(seq_len",
-             "from posenc import positional_encoding as reference_encoding\n\n\ndef positional_encoding(seq_len"),
-            ("def positional_encoding(", "    positions = np.arange(offset",
-             "    return reference_encoding(seq_len, d_model, base=base, offset=offset)\n"
-             "    positions = np.arange(offset")]),
-        ("wavelengths: from posenc's angular frequencies", "q4", [
-            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
-             "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
         # Correct work written differently keeps full marks.
-        ("correct: hand table as a list of lists", (), [
+        ("correct: a list, nested comprehensions, exp/log and a loop over columns, 2 pi / omega", (), [
             ("hand_table = np.array", "\n])", "\n]"),
-            ("hand_table = np.array", "= np.array([\n", "= [\n")]),
-        ("correct: loops as nested comprehensions", (), [
+            ("hand_table = np.array", "= np.array([\n", "= [\n"),
             ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n" + LOOP_BLOCK + "    return pe\n",
              "    angle = lambda pos, j: pos / base ** (2 * (j // 2) / d_model)\n"
              "    rows = [[math.sin(angle(pos, j)) if j % 2 == 0 else math.cos(angle(pos, j)) for j in range(d_model)]\n"
              "            for pos in range(seq_len)]\n"
-             "    return np.array(rows, dtype=float).reshape(seq_len, d_model)\n")]),
-        ("correct: loops through a helper for one row", (), [
+             "    return np.array(rows, dtype=float).reshape(seq_len, d_model)\n"),
+            ("def positional_encoding(", "omega = base ** (-2.0 * pair_index / d_model)",
+             "omega = np.exp(-np.log(base) * 2.0 * pair_index / d_model)"),
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    for j in range(d_model):\n"
+             "        pe[:, j] = np.sin(angles[:, j]) if j % 2 == 0 else np.cos(angles[:, j])\n"
+             "    return pe"),
+            ("def wavelengths", "return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "return 2 * np.pi / base ** (-2.0 * pair_index / d_model)")]),
+        ("correct: loops through a helper for one row, vectorized into even and odd slices", (), [
             ("def positional_encoding_loop", "def positional_encoding_loop(seq_len",
              "def encoding_row(pos, d_model, base):\n"
              "    row = []\n"
@@ -150,25 +152,12 @@ WRONG_ANSWERS = {
              "        row.append(math.sin(angle) if j % 2 == 0 else math.cos(angle))\n"
              "    return row\n\n\ndef positional_encoding_loop(seq_len"),
             ("def positional_encoding_loop", LOOP_BLOCK,
-             "    for pos in range(seq_len):\n        pe[pos] = encoding_row(pos, d_model, base)\n")]),
-        ("correct: vectorized with exp and log", (), [
-            ("def positional_encoding(", "omega = base ** (-2.0 * pair_index / d_model)",
-             "omega = np.exp(-np.log(base) * 2.0 * pair_index / d_model)")]),
-        ("correct: vectorized into even and odd slices", (), [
+             "    for pos in range(seq_len):\n        pe[pos] = encoding_row(pos, d_model, base)\n"),
             ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
              "    pe = np.empty((seq_len, d_model))\n"
              "    pe[:, 0::2] = np.sin(angles[:, 0::2])\n"
              "    pe[:, 1::2] = np.cos(angles[:, 1::2])\n"
              "    return pe")]),
-        ("correct: vectorized with a loop over columns", (), [
-            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
-             "    pe = np.empty((seq_len, d_model))\n"
-             "    for j in range(d_model):\n"
-             "        pe[:, j] = np.sin(angles[:, j]) if j % 2 == 0 else np.cos(angles[:, j])\n"
-             "    return pe")]),
-        ("correct: wavelengths as 2 pi over the angular frequency", (), [
-            ("def wavelengths", "return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
-             "return 2 * np.pi / base ** (-2.0 * pair_index / d_model)")]),
     ],
     "debug-the-module": [
         # Each planted bug re-broken in the fixed class (the student notebook has all six).
@@ -230,16 +219,14 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
         ("spread along rows instead of diagonals", "q3", [
             ("def dot_product_spread", "diagonal = np.diagonal(gram, offset=delta)", "diagonal = gram[delta]")]),
-        ("rotation: returns posenc.shift_matrix", "q1", [
-            ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base")]),
-        ("spread: a list instead of an array", "q3", [
+        ("rotation from posenc.shift_matrix, spread as a list", ("q1", "q3"), [
+            ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
             ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
-        ("correct: rotation built pair by pair", (), [
+        ("correct: rotation built pair by pair, (W_Q, W_K) as a list", (), [
             ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
              "    for i in range(d_model // 2):\n"
              "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
-             "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)")]),
-        ("correct: W_Q and W_K as a list", (), [
+             "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
             ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
@@ -538,20 +525,14 @@ def test_wrong_answers_are_graded_with_a_message(assignments):
 MESSAGES = {
     "build-the-encoding": {
         "hand table from 1-based positions": ("q1", "positions start at 0"),
-        "hand table: sine and cosine swapped": ("q1", "sine and cosine are swapped"),
+        "sine and cosine swapped (hand table, loops, vectorized)": ("q1", "sine and cosine are swapped"),
         "loops: 1-based positions": ("q2", "positions start at 0"),
         "loops: exponent j instead of 2i": ("q2", "must share their angular frequency"),
-        "loops: sine and cosine swapped": ("q2", "sine and cosine are swapped"),
-        "loops: calls posenc": ("q2", "uses the course's package"),
-        "loops: vectorized, no loop at all": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
-        "loops: one loop over positions, rows vectorized": ("q2", "has 1 level(s) of Python loops"),
+        "posenc instead of own code (loops, vectorized under another name, wavelengths)": ("q2", "uses the course's package"),
+        "methods swapped: loops with no loop, vectorized with a loop over positions": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
+        "one loop only in q2, q3 calls the loop function of q2": ("q2", "has 1 level(s) of Python loops"),
         "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
-        "vectorized: sine and cosine swapped": ("q3", "sine and cosine are swapped"),
-        "vectorized: a loop over positions": ("q3", "asks for no Python loop over positions"),
-        "vectorized: calls the loop function of question 2": ("q3", "asks for no Python loop over positions"),
-        "vectorized: posenc under another name": ("q3", "uses the course's package (posenc.encoding)"),
         "wavelengths: angular frequency instead of wavelength": ("q4", "returned the angular frequencies"),
-        "wavelengths: from posenc's angular frequencies": ("q4", "uses the course's package"),
     },
     "debug-the-module": {
         "float32 angles re-broken": ("q2", "compute the positions and the angular frequencies in float64"),
@@ -563,8 +544,7 @@ MESSAGES = {
     },
     "attend-by-position": {
         "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
-        "rotation: returns posenc.shift_matrix": ("q1", "uses the course's package"),
-        "spread: a list instead of an array": ("q3", "returned a list, expected a numpy.ndarray"),
+        "rotation from posenc.shift_matrix, spread as a list": ("q1", "uses the course's package"),
     },
     "experiment-positions": {
         "every run with seed 0": ("q1", "the same run done step by step gives"),
@@ -572,8 +552,15 @@ MESSAGES = {
         "0-d tensors for floats": ("q1", "expected a Python float"),
     },
 }
-# ... and the second question of the answers that lose two for two reasons.
+# ... and the other questions of the answers that lose several, each for its own reason.
 MESSAGES_ALSO = [
+    ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q2", "sine and cosine are swapped"),
+    ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q3", "sine and cosine are swapped"),
+    ("build-the-encoding", "methods swapped: loops with no loop, vectorized with a loop over positions", "q3", "asks for no Python loop over positions"),
+    ("build-the-encoding", "one loop only in q2, q3 calls the loop function of q2", "q3", "asks for no Python loop over positions"),
+    ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q3", "uses the course's package (posenc.encoding)"),
+    ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q4", "uses the course's package"),
+    ("attend-by-position", "rotation from posenc.shift_matrix, spread as a list", "q3", "returned a list, expected a numpy.ndarray"),
     ("experiment-positions", "a seed per encoding and per base", "q3", "a controlled sweep gives every base the same seed"),
     ("experiment-positions", "0-d tensors for floats", "q3", "expected a Python float"),
 ]
