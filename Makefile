@@ -162,3 +162,22 @@ colab-cells: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
+
+# Grade a class without Docker (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time
+# with `otter run`, each stopped after TIMEOUT seconds; writes $(GRADES)/grades.csv and each
+# student's feedback. Regenerates the autograder first when it is missing or older than the master.
+# Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
+ASSIGNMENT  ?=
+SUBMISSIONS ?=
+GRADES      ?= _build/grades/$(ASSIGNMENT)
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+TIMEOUT     ?= 600
+.PHONY: grade
+grade: $(STAMP)
+	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
+	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
+	@zip=$$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip 2>/dev/null | head -n 1); \
+	  if test -z "$$zip" || test -n "$$(find assignments/$(ASSIGNMENT) assignments/autograder-requirements.txt -newer $$zip)"; then \
+	    $(MAKE) --no-print-directory assignments; fi
+	$(BIN)/python tools/grade.py $$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
+	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT)

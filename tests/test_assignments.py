@@ -28,11 +28,13 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "_build" / "test-assignments"
@@ -44,7 +46,16 @@ TIMEOUT = 600
 GRADE_BATCH = 6  # submissions graded by one subprocess
 
 
-# Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits). An edit
+# The body of the solution's loops in build-the-encoding, replaced by several answers below.
+LOOP_BLOCK = """    for pos in range(seq_len):
+        for j in range(d_model):
+            i = j // 2  # columns 2i and 2i + 1 share the angular frequency of pair i
+            angle = pos / base ** (2 * i / d_model)
+            pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+"""
+
+# Each wrong answer: (label, the question that must lose its points, or a tuple of them, edits);
+# an empty tuple marks correct work written differently, which keeps full marks. An edit
 # (marker, old, new) replaces `old` by `new` in the one answer cell of the solution notebook
 # that contains `marker`; every edit must apply, so a wrong answer cannot silently vanish.
 WRONG_ANSWERS = {
@@ -79,6 +90,76 @@ WRONG_ANSWERS = {
              "return base ** (-2.0 * pair_index / d_model)")]),
         ("wavelengths: exponent j instead of 2i", "q4", [
             ("def wavelengths", "base ** (2.0 * pair_index / d_model)", "base ** (np.arange(d_model) / d_model)")]),
+        # The frequent mistakes get a hint of their own (MESSAGES below).
+        ("sine and cosine swapped (hand table, loops, vectorized)", ("q1", "q2", "q3"), [
+            ("hand_table = np.array", "[0.0000, 1.0000, 0.0000, 1.0000]", "[1.0000, 0.0000, 1.0000, 0.0000]"),
+            ("hand_table = np.array", "[0.8415, 0.5403, 0.0100, 1.0000]", "[0.5403, 0.8415, 1.0000, 0.0100]"),
+            ("hand_table = np.array", "[0.9093, -0.4161, 0.0200, 0.9998]", "[-0.4161, 0.9093, 0.9998, 0.0200]"),
+            ("def positional_encoding_loop", "math.sin(angle) if j % 2 == 0 else math.cos(angle)",
+             "math.cos(angle) if j % 2 == 0 else math.sin(angle)"),
+            ("def positional_encoding(", "np.sin(angles), np.cos(angles))", "np.cos(angles), np.sin(angles))")]),
+        # The course's own code instead of the student's, and the method a question asks for.
+        ("posenc instead of own code (loops, vectorized under another name, wavelengths)", ("q2", "q3", "q4"), [
+            ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n",
+             "    import posenc\n    return posenc.positional_encoding_loop(seq_len, d_model, base=base)\n"
+             "    pe = np.zeros((seq_len, d_model))\n"),
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "from posenc import positional_encoding as reference_encoding\n\n\ndef positional_encoding(seq_len"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return reference_encoding(seq_len, d_model, base=base, offset=offset)\n"
+             "    positions = np.arange(offset"),
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
+        ("methods swapped: loops with no loop, vectorized with a loop over positions", ("q2", "q3"), [
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    angles = np.arange(seq_len)[:, None] / base ** (2 * (np.arange(d_model) // 2) / d_model)\n"
+             "    pe[:] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))\n"),
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    for r in range(seq_len):\n"
+             "        pe[r] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles[r]), np.cos(angles[r]))\n"
+             "    return pe")]),
+        ("one loop only in q2, q3 calls the loop function of q2", ("q2", "q3"), [
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    omega = base ** (-2.0 * (np.arange(d_model) // 2) / d_model)\n"
+             "    for pos in range(seq_len):\n"
+             "        pe[pos] = np.where(np.arange(d_model) % 2 == 0, np.sin(pos * omega), np.cos(pos * omega))\n"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return positional_encoding_loop(offset + seq_len, d_model, base=base)[offset:]\n"
+             "    positions = np.arange(offset")]),
+        # Correct work written differently keeps full marks.
+        ("correct: a list, nested comprehensions, exp/log and a loop over columns, 2 pi / omega", (), [
+            ("hand_table = np.array", "\n])", "\n]"),
+            ("hand_table = np.array", "= np.array([\n", "= [\n"),
+            ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n" + LOOP_BLOCK + "    return pe\n",
+             "    angle = lambda pos, j: pos / base ** (2 * (j // 2) / d_model)\n"
+             "    rows = [[math.sin(angle(pos, j)) if j % 2 == 0 else math.cos(angle(pos, j)) for j in range(d_model)]\n"
+             "            for pos in range(seq_len)]\n"
+             "    return np.array(rows, dtype=float).reshape(seq_len, d_model)\n"),
+            ("def positional_encoding(", "omega = base ** (-2.0 * pair_index / d_model)",
+             "omega = np.exp(-np.log(base) * 2.0 * pair_index / d_model)"),
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    for j in range(d_model):\n"
+             "        pe[:, j] = np.sin(angles[:, j]) if j % 2 == 0 else np.cos(angles[:, j])\n"
+             "    return pe"),
+            ("def wavelengths", "return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "return 2 * np.pi / base ** (-2.0 * pair_index / d_model)")]),
+        ("correct: loops through a helper for one row, vectorized into even and odd slices", (), [
+            ("def positional_encoding_loop", "def positional_encoding_loop(seq_len",
+             "def encoding_row(pos, d_model, base):\n"
+             "    row = []\n"
+             "    for j in range(d_model):\n"
+             "        angle = pos / base ** (2 * (j // 2) / d_model)\n"
+             "        row.append(math.sin(angle) if j % 2 == 0 else math.cos(angle))\n"
+             "    return row\n\n\ndef positional_encoding_loop(seq_len"),
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    for pos in range(seq_len):\n        pe[pos] = encoding_row(pos, d_model, base)\n"),
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.empty((seq_len, d_model))\n"
+             "    pe[:, 0::2] = np.sin(angles[:, 0::2])\n"
+             "    pe[:, 1::2] = np.cos(angles[:, 1::2])\n"
+             "    return pe")]),
     ],
     "debug-the-module": [
         # Each planted bug re-broken in the fixed class (the student notebook has all six).
@@ -100,6 +181,35 @@ WRONG_ANSWERS = {
         ("dropout active in eval re-broken", "q6", [
             ("NO PROMPT", "self.dropout = nn.Dropout(dropout)", "self.dropout = dropout"),
             ("NO PROMPT", "return self.dropout(x)", "return nn.functional.dropout(x, self.dropout)")]),
+        # Half fixes that keep the symptom.
+        ("float32 frequencies with float64 positions (half fix)", "q2", [
+            ("NO PROMPT", "column = torch.arange(d_model, dtype=torch.float64)",
+             "column = torch.arange(d_model, dtype=torch.float32)")]),
+        ("float64 output for a float32 input", "q2", [
+            ("NO PROMPT", "self.pe[:, offset : offset + x.size(1)].to(x.dtype)", "self.pe[:, offset : offset + x.size(1)]")]),
+        ("odd width: the last column a cosine", "q5", [
+            ("NO PROMPT", "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
+             "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n        if d_model % 2:\n"
+             "            pe[:, -1] = torch.cos(angles[:, -1])\n")]),
+        # The course's module instead of the student's: no question keeps its points.
+        ("subclasses posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
+            ("NO PROMPT", "# BEGIN SOLUTION NO PROMPT\nclass PositionalEncoding(nn.Module):",
+             "# BEGIN SOLUTION NO PROMPT\nimport posenc.pytorch\n\n\n"
+             "class PositionalEncoding(posenc.pytorch.PositionalEncoding):\n"
+             "    def __init__(self, d_model, max_len=5000, dropout=0.0):\n"
+             "        super().__init__(d_model, max_len, dropout=dropout)\n\n\n"
+             "class Unused(nn.Module):")]),
+        ("wraps posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
+            ("NO PROMPT", "self.dropout = nn.Dropout(dropout)",
+             "self.dropout = nn.Dropout(dropout)\n        import posenc.pytorch\n"
+             "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len, dropout=dropout)"),
+            ("NO PROMPT", "return self.dropout(x)", "return self.reference(x - self.pe[:, offset : offset + x.size(1)].to(x.dtype), offset)")]),
+        ("correct: exp/log frequencies, stacked pairs, a float32 table", (), [
+            ("NO PROMPT", "omega = 10000.0 ** (-2 * (column // 2) / d_model)",
+             "omega = torch.exp(-math.log(10000.0) * 2 * (column // 2) / d_model)"),
+            ("NO PROMPT", "        pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
+             "        pe = torch.stack([torch.sin(angles[:, 0::2]), torch.cos(angles[:, 0::2])], dim=-1)\n"
+             "        pe = pe.flatten(1)[:, :d_model].float()\n")]),
     ],
     "attend-by-position": [
         ("rotation the wrong way (transposed blocks)", "q1", [
@@ -111,6 +221,15 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
         ("spread along rows instead of diagonals", "q3", [
             ("def dot_product_spread", "diagonal = np.diagonal(gram, offset=delta)", "diagonal = gram[delta]")]),
+        ("rotation from posenc.shift_matrix, spread as a list", ("q1", "q3"), [
+            ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
+            ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
+        ("correct: rotation built pair by pair, (W_Q, W_K) as a list", (), [
+            ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
+             "    for i in range(d_model // 2):\n"
+             "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
+             "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
+            ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
     # the bug touches what they measure: those wrong answers name every question they lose.
@@ -136,6 +255,19 @@ WRONG_ANSWERS = {
             ("base_sweep = {base", 'run_experiment("rope",', 'run_experiment("sinusoidal",')]),
         ("sweep tested at the training length", "q3", [
             ("base_sweep = {base", "test_len=64", "test_len=TRAIN_LEN")]),
+        # Uncontrolled comparisons: each arm with a seed of its own (q2), each base (q3).
+        ("a seed per encoding and per base", ("q2", "q3"), [
+            ("results = {encoding", "steps=STEPS)", "steps=STEPS, seed=seed)"),
+            ("results = {encoding", 'for encoding in ("none", "learned", "rope")}',
+             'for seed, encoding in enumerate(("none", "learned", "rope"))}'),
+            ("base_sweep = {base", 'base=base)["test_acc"]', 'base=base, seed=seed)["test_acc"]'),
+            ("base_sweep = {base", "for base in (10.0, 100.0, 10000.0)}", "for seed, base in enumerate((10.0, 100.0, 10000.0))}")]),
+        # 0-d tensors where floats are asked for: in run_experiment (q1 and the results of q2) and
+        # in the sweep (q3).
+        ("0-d tensors for floats", ("q1", "q2", "q3"), [
+            ("def run_experiment", '"final_loss": losses[-1]}', '"final_loss": torch.tensor(losses[-1])}'),
+            ("base_sweep = {base", 'base_sweep = {base: run_experiment(', 'base_sweep = {base: torch.tensor(run_experiment('),
+            ("base_sweep = {base", '["test_acc"]', '["test_acc"])')]),
     ],
 }
 
@@ -334,6 +466,7 @@ WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.item
 @pytest.mark.parametrize(("name", "label", "questions"), WRONG,
                          ids=[f"{n}: {label}" for n, label, _ in WRONG])
 def test_wrong_answer_loses_its_points_only(assignments, name, label, questions):
+    """A wrong answer loses its questions' points and only those; a differently correct one none."""
     scores = assignments[name].scores[label]
     for question in questions:
         assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
@@ -399,3 +532,91 @@ def test_wrong_answers_are_graded_with_a_message(assignments):
     """The grader's report names what is wrong, e.g. the function that raised."""
     report = assignments["build-the-encoding"].scores["vectorized: the function raises"]["q3"][2]
     assert "NotImplementedError: not vectorized yet" in report
+
+
+# The message a student reads for some of the wrong answers above: (question, words it contains).
+# Each frequent mistake is told its own cause, and each broken rule is named.
+MESSAGES = {
+    "build-the-encoding": {
+        "hand table from 1-based positions": ("q1", "positions start at 0"),
+        "sine and cosine swapped (hand table, loops, vectorized)": ("q1", "sine and cosine are swapped"),
+        "loops: 1-based positions": ("q2", "positions start at 0"),
+        "loops: exponent j instead of 2i": ("q2", "must share their angular frequency"),
+        "posenc instead of own code (loops, vectorized under another name, wavelengths)": ("q2", "uses the course's package"),
+        "methods swapped: loops with no loop, vectorized with a loop over positions": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
+        "one loop only in q2, q3 calls the loop function of q2": ("q2", "has 1 level(s) of Python loops"),
+        "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
+        "wavelengths: angular frequency instead of wavelength": ("q4", "returned the angular frequencies"),
+    },
+    "debug-the-module": {
+        "float32 angles re-broken": ("q2", "compute the positions and the angular frequencies in float64"),
+        "float32 frequencies with float64 positions (half fix)": ("q2", "compute the positions and the angular frequencies in float64"),
+        "float64 output for a float32 input": ("q2", "the module returns the dtype of its input"),
+        "odd width: the last column a cosine": ("q5", "holds a cosine"),
+        "subclasses posenc's module": ("q4", "uses the course's package (posenc.pytorch)"),
+        "wraps posenc's module": ("q6", "uses the course's package"),
+    },
+    "attend-by-position": {
+        "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
+        "rotation from posenc.shift_matrix, spread as a list": ("q1", "uses the course's package"),
+    },
+    "experiment-positions": {
+        "every run with seed 0": ("q1", "the same run done step by step gives"),
+        "a seed per encoding and per base": ("q2", "a controlled experiment gives every arm the same seed"),
+        "0-d tensors for floats": ("q1", "expected a Python float"),
+    },
+}
+# ... and the other questions of the answers that lose several, each for its own reason.
+MESSAGES_ALSO = [
+    ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q2", "sine and cosine are swapped"),
+    ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q3", "sine and cosine are swapped"),
+    ("build-the-encoding", "methods swapped: loops with no loop, vectorized with a loop over positions", "q3", "asks for no Python loop over positions"),
+    ("build-the-encoding", "one loop only in q2, q3 calls the loop function of q2", "q3", "asks for no Python loop over positions"),
+    ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q3", "uses the course's package (posenc.encoding)"),
+    ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q4", "uses the course's package"),
+    ("attend-by-position", "rotation from posenc.shift_matrix, spread as a list", "q3", "returned a list, expected a numpy.ndarray"),
+    ("experiment-positions", "a seed per encoding and per base", "q3", "a controlled sweep gives every base the same seed"),
+    ("experiment-positions", "0-d tensors for floats", "q3", "expected a Python float"),
+]
+MESSAGE_CASES = [(name, label, *expected) for name, labels in MESSAGES.items()
+                 for label, expected in labels.items()] + MESSAGES_ALSO
+
+
+@pytest.mark.parametrize(("name", "label", "question", "words"), MESSAGE_CASES,
+                         ids=[f"{n}: {label}: {q}" for n, label, q, _ in MESSAGE_CASES])
+def test_wrong_answer_gets_a_message_naming_its_cause(assignments, name, label, question, words):
+    lost = {lost for other, lost, _ in WRONG_ANSWERS[name] if other == label}
+    assert lost, f"{label} is not a wrong answer of {name}"
+    report = assignments[name].scores[label][question][2]
+    assert words in report, report[-3000:]
+
+
+def _pins(path):
+    """The lines of a requirements file, without comments and blank lines."""
+    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_autograder_environment_matches_the_course(assignments, name):
+    """The zip's environment.yml (Gradescope, `otter grade`): the course's Python, the CPU build of
+    its torch, its NumPy and Otter, and posenc at the release tag of this version."""
+    with zipfile.ZipFile(assignments[name].autograder_zip) as archive:
+        environment = yaml.safe_load(archive.read("environment.yml"))
+    dependencies = environment["dependencies"]
+    python = (ROOT / "binder" / "runtime.txt").read_text().strip().removeprefix("python-")
+    assert f"python={python}" in dependencies, dependencies
+    (pip,) = [d["pip"] for d in dependencies if isinstance(d, dict)]
+    course = {line.split("==")[0].split("[")[0]: line.split("==")[1]
+              for line in _pins(ROOT / "requirements.txt") if "==" in line}
+    assert set(_pins(ROOT / "assignments" / "autograder-requirements.txt")) <= set(pip), pip
+    assert f"otter-grader[grading,plugins]=={course['otter-grader']}" in pip, pip
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip, pip
+    assert f"torch=={course['torch']}+cpu" in pip, "the CPU build of the course's torch"
+    assert f"numpy=={course['numpy']}" in pip, pip
+    version = {}
+    exec((ROOT / "code" / "posenc" / "_version.py").read_text(), version)
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert f"posenc @ git+{url}@v{version['__version__']}" in pip, "posenc pinned to this version's tag"
+    assert not [line for line in pip if line.split("==")[0] in ("numpy", "torch") and line not in (
+        f"numpy=={course['numpy']}", f"torch=={course['torch']}+cpu")], pip
