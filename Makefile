@@ -165,7 +165,7 @@ clean:
 
 # Grade a class without Docker (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time
 # with `otter run`, each stopped after TIMEOUT seconds; writes $(GRADES)/grades.csv and each
-# student's feedback. Regenerates the autograder first when it is missing or older than the master.
+# student's feedback. Regenerates the autograder first when it is out of date (its .assigned stamp).
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
 ASSIGNMENT  ?=
 SUBMISSIONS ?=
@@ -176,8 +176,6 @@ TIMEOUT     ?= 600
 grade: $(STAMP)
 	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
-	@zip=$$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip 2>/dev/null | head -n 1); \
-	  if test -z "$$zip" || test -n "$$(find assignments/$(ASSIGNMENT) assignments/autograder-requirements.txt -newer $$zip)"; then \
-	    $(MAKE) --no-print-directory assignments; fi
+	@$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned
 	$(BIN)/python tools/grade.py $$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
 	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT)
