@@ -17,19 +17,15 @@ Usage: python tools/bench_explore.py [REPEATS]      (default 30; about a minute)
 Environment: POSENC_CHROMIUM, the browser executable (default /usr/bin/chromium).
 """
 
-import functools
-import http.server
 import os
 import statistics
 import sys
-import threading
 from pathlib import Path
+
+from print_pdf import served_page  # tools/ is this script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
-CHROMIUM = os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update"]
 
 # Record, for every input event, the time to the next animation frame.
 FRAME_JS = """() => {
@@ -43,11 +39,6 @@ FRAME_JS = """() => {
 # The keys that move each kind of control forward and back.
 KEYS = {"range": ("ArrowRight", "ArrowLeft"), "number": ("ArrowUp", "ArrowDown"),
         "select-one": ("ArrowDown", "ArrowUp")}
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 def percentile(values, q):
@@ -79,47 +70,36 @@ def bench(page, name, repeats):
 
 
 def main(argv):
-    from playwright.sync_api import sync_playwright
-
     repeats = int(argv[1]) if len(argv) > 1 else 30
     if not (HTML / "book" / "explore.html").exists():
         raise SystemExit(f"{HTML}/book/explore.html is missing: run `make book` first")
-    handler = functools.partial(_QuietHandler, directory=HTML)
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_address[1]}/book/explore.html"
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(url, wait_until="networkidle")
-            page.wait_for_function("document.querySelectorAll('.posenc-explorer.is-live').length === 4")
-            page.evaluate(FRAME_JS)
-            page.locator('.posenc-explorer[data-figure="table"]').evaluate("""el => {
-                for (const [k, v] of [["seq_len", 512], ["d_model", 512]]) {
-                  const input = el.posencExplorer.controls[k].input;
-                  input.value = String(v);
-                  input.dispatchEvent(new Event("input", {bubbles: true}));
-                }}""")
-            print(f"{repeats} key presses per control, headless Chromium, {os.cpu_count()} CPUs; "
-                  "table at seq_len = 512, d_model = 512 (each press then moves one control)")
-            print(f"{'figure':<9} {'control':<9} {'redraw median':>14} {'p95':>7} "
-                  f"{'to frame median':>16} {'p95':>7}   (ms)")
-            everything = {}
-            for name in ("table", "rotation", "dot", "rope"):
-                for control, (redraws, frames) in bench(page, name, repeats).items():
-                    everything.setdefault(name, ([], []))
-                    everything[name][0].extend(redraws)
-                    everything[name][1].extend(frames)
-                    print(f"{name:<9} {control:<9} {statistics.median(redraws):14.2f} "
-                          f"{percentile(redraws, 95):7.2f} {statistics.median(frames):16.2f} "
-                          f"{percentile(frames, 95):7.2f}")
-            print("all controls of a figure:")
-            for name, (redraws, frames) in everything.items():
-                print(f"{name:<9} {'(all)':<9} {statistics.median(redraws):14.2f} "
+    with served_page(HTML, "book/explore.html", {"width": 1280, "height": 900}) as page:
+        page.wait_for_function("document.querySelectorAll('.posenc-explorer.is-live').length === 4")
+        page.evaluate(FRAME_JS)
+        page.locator('.posenc-explorer[data-figure="table"]').evaluate("""el => {
+            for (const [k, v] of [["seq_len", 512], ["d_model", 512]]) {
+              const input = el.posencExplorer.controls[k].input;
+              input.value = String(v);
+              input.dispatchEvent(new Event("input", {bubbles: true}));
+            }}""")
+        print(f"{repeats} key presses per control, headless Chromium, {os.cpu_count()} CPUs; "
+              "table at seq_len = 512, d_model = 512 (each press then moves one control)")
+        print(f"{'figure':<9} {'control':<9} {'redraw median':>14} {'p95':>7} "
+              f"{'to frame median':>16} {'p95':>7}   (ms)")
+        everything = {}
+        for name in ("table", "rotation", "dot", "rope"):
+            for control, (redraws, frames) in bench(page, name, repeats).items():
+                everything.setdefault(name, ([], []))
+                everything[name][0].extend(redraws)
+                everything[name][1].extend(frames)
+                print(f"{name:<9} {control:<9} {statistics.median(redraws):14.2f} "
                       f"{percentile(redraws, 95):7.2f} {statistics.median(frames):16.2f} "
                       f"{percentile(frames, 95):7.2f}")
-            browser.close()
-        server.shutdown()
+        print("all controls of a figure:")
+        for name, (redraws, frames) in everything.items():
+            print(f"{name:<9} {'(all)':<9} {statistics.median(redraws):14.2f} "
+                  f"{percentile(redraws, 95):7.2f} {statistics.median(frames):16.2f} "
+                  f"{percentile(frames, 95):7.2f}")
     return 0
 
 

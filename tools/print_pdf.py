@@ -16,6 +16,7 @@ Usage: python tools/print_pdf.py [SINGLEHTML_DIR] [PDF]
 Environment: POSENC_CHROMIUM, the browser executable (default /usr/bin/chromium).
 """
 
+import contextlib
 import functools
 import http.server
 import os
@@ -70,6 +71,28 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def served_page(directory, path, viewport, timeout=30_000):
+    """Serve `directory` on a free port of 127.0.0.1 and open `path` (relative to it) in headless
+    Chromium with the given viewport {"width": ..., "height": ...}; yield the Playwright page.
+    tools/bench_explore.py uses it too."""
+    from playwright.sync_api import sync_playwright
+
+    handler = functools.partial(_QuietHandler, directory=directory)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport=viewport)
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/{path}",
+                          wait_until="networkidle", timeout=timeout)
+                yield page
+                browser.close()
+        finally:
+            server.shutdown()
+
+
 def root_page():
     """The single page's path inside the singlehtml folder: the root document of _toc.yml."""
     return yaml.safe_load((ROOT / "_toc.yml").read_text())["root"] + ".html"
@@ -77,8 +100,6 @@ def root_page():
 
 def print_pdf(singlehtml=SINGLEHTML, pdf=PDF):
     """Print the single-page book to pdf; return (pages' formulas, typeset formulas)."""
-    from playwright.sync_api import sync_playwright
-
     singlehtml, pdf = Path(singlehtml), Path(pdf)
     page_file = singlehtml / root_page()
     if not page_file.is_file():
@@ -88,34 +109,26 @@ def print_pdf(singlehtml=SINGLEHTML, pdf=PDF):
     # the folder's top (_static/..., _images/...): served from there, they resolve.
     top_page = singlehtml / "print.html"
     top_page.write_bytes(page_file.read_bytes())
-    handler = functools.partial(_QuietHandler, directory=singlehtml)
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_address[1]}/{top_page.name}"
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1000, "height": 1400})
-            page.goto(url, wait_until="networkidle", timeout=120_000)
-            # MathJax loads deferred: wait until it has started, then until it has typeset.
-            page.wait_for_function("() => window.MathJax && MathJax.startup"
-                                   " && MathJax.startup.promise", timeout=60_000)
-            maths = page.evaluate(TYPESET_JS)
-            if maths["typeset"] < maths["math"] or maths["errors"]:
-                raise SystemExit(f"MathJax did not typeset every formula: {maths}")
-            closed = page.evaluate(OPEN_JS)
-            if closed:
-                raise SystemExit(f"{closed} drop-downs could not be opened")
-            page.add_style_tag(path=str(Path(__file__).with_name("print.css")))
-            page.emulate_media(media="print")
-            figures = page.evaluate(STATIC_FIGURES_JS)
-            if figures["missing"]:
-                raise SystemExit(f"static images of interactive figures not shown: {figures}")
-            page.pdf(path=str(pdf), format="A4", print_background=True,
-                     display_header_footer=True, header_template="<div></div>",
-                     footer_template=FOOTER, prefer_css_page_size=True,
-                     outline=True, tagged=True)  # tagged: Chromium builds the bookmarks from it
-            browser.close()
-        server.shutdown()
+    with served_page(singlehtml, top_page.name, {"width": 1000, "height": 1400},
+                     timeout=120_000) as page:
+        # MathJax loads deferred: wait until it has started, then until it has typeset.
+        page.wait_for_function("() => window.MathJax && MathJax.startup"
+                               " && MathJax.startup.promise", timeout=60_000)
+        maths = page.evaluate(TYPESET_JS)
+        if maths["typeset"] < maths["math"] or maths["errors"]:
+            raise SystemExit(f"MathJax did not typeset every formula: {maths}")
+        closed = page.evaluate(OPEN_JS)
+        if closed:
+            raise SystemExit(f"{closed} drop-downs could not be opened")
+        page.add_style_tag(path=str(Path(__file__).with_name("print.css")))
+        page.emulate_media(media="print")
+        figures = page.evaluate(STATIC_FIGURES_JS)
+        if figures["missing"]:
+            raise SystemExit(f"static images of interactive figures not shown: {figures}")
+        page.pdf(path=str(pdf), format="A4", print_background=True,
+                 display_header_footer=True, header_template="<div></div>",
+                 footer_template=FOOTER, prefer_css_page_size=True,
+                 outline=True, tagged=True)  # tagged: Chromium builds the bookmarks from it
     return maths
 
 
