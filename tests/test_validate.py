@@ -12,6 +12,7 @@ from posenc._validate import (
     check_dropout,
     check_float_dtype,
     check_int,
+    check_position_range,
     check_size,
     check_width,
     check_window,
@@ -126,3 +127,13 @@ def test_check_width():
             "input's last dimension is 6 but this positional encoding has d_model=8; "
             "they must be equal")):
         check_width(8, 6)
+
+
+def test_check_position_range():
+    check_position_range(0, 2**53 - 1)  # the last position float64 holds exactly
+    with pytest.raises(ValueError, match=exactly("positions must be >= 0, got a minimum of -1")):
+        check_position_range(-1, 5)
+    with pytest.raises(ValueError, match=exactly(
+            f"positions must be < 2**53 = {2**53} (float64 holds every position below it "
+            f"exactly), got a maximum of {2**53}")):
+        check_position_range(0, 2**53)

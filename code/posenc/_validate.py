@@ -100,6 +100,21 @@ def check_window(offset: int, seq_len: int) -> None:
         )
 
 
+def check_position_range(low: int, high: int) -> None:
+    """Check the smallest and largest of explicit positions: 0 <= low and high < 2**53.
+
+    Raises:
+        ValueError: a negative position, or one that float64 cannot hold exactly.
+    """
+    if low < 0:
+        raise ValueError(f"positions must be >= 0, got a minimum of {low}")
+    if high >= MAX_POSITION:
+        raise ValueError(
+            f"positions must be < 2**53 = {MAX_POSITION} (float64 holds every "
+            f"position below it exactly), got a maximum of {high}"
+        )
+
+
 def check_size(name: str, rows: int, columns: int) -> None:
     """Check that a float64 array of ``rows x columns`` entries can exist at all.
 

@@ -14,7 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import MAX_POSITION, check_base, check_dropout, check_int, check_window, check_width
+from ._validate import (
+    check_base, check_dropout, check_int, check_position_range, check_width, check_window,
+)
 from .encoding import encoding_at, float32_round_to_odd
 from .encoding import positional_encoding as _numpy_positional_encoding
 
@@ -275,13 +277,7 @@ class _PositionTables(nn.Module):
         positions = positions.to(device)
         if not _tracing() and positions.device.type != "meta" and positions.numel():
             low, high = int(positions.min()), int(positions.max())
-            if low < 0:
-                raise ValueError(f"positions must be >= 0, got a minimum of {low}")
-            if high >= MAX_POSITION:
-                raise ValueError(
-                    f"positions must be < 2**53 = {MAX_POSITION} (float64 holds every "
-                    f"position below it exactly), got a maximum of {high}"
-                )
+            check_position_range(low, high)
             if not self._ensure(low, high + 1, dtype, device):
                 return _from_float64(self._values_at(positions.cpu().numpy()), dtype, device)
         return self.table(dtype, device)[positions]

@@ -21,7 +21,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from keras import ops  # noqa: E402
 
-from ._validate import MAX_POSITION, check_base, check_dropout, check_int, check_window, check_width  # noqa: E402
+from ._validate import (  # noqa: E402
+    check_base, check_dropout, check_int, check_position_range, check_width, check_window,
+)
 from .encoding import encoding_at, float32_round_to_odd  # noqa: E402
 from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
 
@@ -335,13 +337,7 @@ class PositionalEncoding(keras.layers.Layer):
             return self._lookup(positions, "positions")
         if values.size:
             low, top = int(values.min()), int(values.max())
-            if low < 0:
-                raise ValueError(f"positions must be >= 0, got a minimum of {low}")
-            if top >= MAX_POSITION:
-                raise ValueError(
-                    f"positions must be < 2**53 = {MAX_POSITION} (float64 holds every "
-                    f"position below it exactly), got a maximum of {top}"
-                )
+            check_position_range(low, top)
             if top >= self.max_len:  # computed on the host, the table left as it is
                 return _rounded(encoding_at(values, self.d_model, self.base), self.compute_dtype)
         return ops.take(self._table, ops.cast(ops.convert_to_tensor(values), "int32"), axis=0)
