@@ -63,3 +63,56 @@ def run_make(*arguments):
 def make():
     """run_make: `make` in the repository, serialised across pytest-xdist workers."""
     return run_make
+
+
+# The site's fixtures, shared by tests/test_site.py and tests/test_explore.py: a session fixture
+# defined (or imported) in each test module would start a second Playwright in the same process,
+# which Playwright refuses. Their helpers live in tests/test_site.py, imported when first used.
+
+@pytest.fixture(scope="session")
+def base_url(make):
+    """Build the book if needed, serve _build/html on 127.0.0.1 and yield its URL.
+
+    In the repository's _build, `make book` builds what is older than its sources (nothing, if
+    the book is up to date); the book is built once for all pytest-xdist workers.
+    """
+    import functools
+    import http.server
+    import threading
+
+    from test_site import BUILD, HTML, _build_elsewhere, _QuietHandler
+
+    if BUILD == ROOT / "_build":
+        build = make("book")
+    else:  # the assignment pages link the student notebooks that `make assignments` generates
+        build = make("assignments")
+        if build.returncode == 0:
+            build = _build_elsewhere() or build
+    if build.returncode:
+        pytest.fail(f"building the book failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+    handler = functools.partial(_QuietHandler, directory=HTML)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        server.shutdown()
+        thread.join()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright; skip (or fail, in CI) when missing."""
+    from test_site import CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER, _browser_missing
+
+    missing = _browser_missing()
+    if missing and REQUIRE_BROWSER:
+        pytest.fail(f"browser tests cannot run: {missing}; "
+                    "POSENC_REQUIRE_BROWSER=1 forbids skipping them")
+    if missing:
+        pytest.skip(f"browser tests skipped: {missing}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

@@ -1,7 +1,7 @@
 """The interactive figures (book/_static/posenc-explorer.js, directive in book/_ext/posenc_explorer.py),
 read in headless Chromium on the built site the way a reader uses them.
 
-The site is built, served and visited with the fixtures of tests/test_site.py (base_url,
+The site is built, served and visited with the fixtures of tests/conftest.py (base_url,
 browser). The tests drive every control from the keyboard and check that the figure and its
 aria-live summary change; compare the numbers the page computed with posenc in float64; run
 axe-core (npm package, `npm ci` installs it; make test does) on every page with a figure;
@@ -18,18 +18,8 @@ import numpy as np
 import pytest
 
 import posenc
-# The site tests' fixtures and helpers (imported, so pytest uses them here too).
-from test_site import (  # noqa: F401
-    PAGES,
-    PHONE,
-    REQUIRE_BROWSER,
-    ROOT,
-    Report,
-    _prose,
-    _record,
-    base_url,
-    browser,
-)
+# The site tests' helpers; their fixtures base_url and browser come from conftest.py.
+from test_site import PAGES, PHONE, REQUIRE_BROWSER, ROOT, Report, _prose, _record
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EXPLORE = "book/explore"

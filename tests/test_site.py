@@ -1,8 +1,9 @@
 """The built website, read the way a reader reads it: in a real browser (headless Chromium).
 
-The fixtures build the book (`make book`) when its HTML is missing or older than its sources,
-serve it on a loopback port with Python's http.server, and drive Debian's Chromium with
-Playwright. Each page
+The fixtures `base_url` and `browser` (in conftest.py, shared with tests/test_explore.py: one
+Playwright per process) build the book (`make book`) when its HTML is missing or older than its
+sources, serve it on a loopback port with Python's http.server, and drive Debian's Chromium with
+Playwright; this module holds their helpers. Each page
 of _toc.yml is loaded once per viewport and what the browser saw is kept in a report that the
 tests below read, so a failure names the page and the check.
 
@@ -14,14 +15,12 @@ Environment variables:
                             jupyter-book's --path-output; screenshots go to its _build/screenshots
 """
 
-import functools
 import http.server
 import os
 import posixpath
 import re
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -102,30 +101,6 @@ def _build_elsewhere():
         capture_output=True, text=True)
 
 
-@pytest.fixture(scope="session")
-def base_url(make):
-    """Build the book if needed, serve _build/html on 127.0.0.1 and yield its URL.
-
-    In the repository's _build, `make book` builds what is older than its sources (nothing, if
-    the book is up to date); the book is built once for all pytest-xdist workers.
-    """
-    if BUILD == ROOT / "_build":
-        build = make("book")
-    else:  # the assignment pages link the student notebooks that `make assignments` generates
-        build = make("assignments")
-        if build.returncode == 0:
-            build = _build_elsewhere() or build
-    if build.returncode:
-        pytest.fail(f"building the book failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
-    handler = functools.partial(_QuietHandler, directory=HTML)
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-        server.shutdown()
-        thread.join()
-
-
 def _browser_missing():
     """Why the browser tests cannot run here, or None if they can."""
     try:
@@ -135,23 +110,6 @@ def _browser_missing():
     if not CHROMIUM.exists():
         return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set POSENC_CHROMIUM)"
     return None
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Debian Chromium driven by Playwright; skip (or fail, in CI) when missing."""
-    missing = _browser_missing()
-    if missing and REQUIRE_BROWSER:
-        pytest.fail(f"browser tests cannot run: {missing}; "
-                    "POSENC_REQUIRE_BROWSER=1 forbids skipping them")
-    if missing:
-        pytest.skip(f"browser tests skipped: {missing}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 # --- visiting pages -----------------------------------------------------------------------------
