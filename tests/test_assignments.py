@@ -20,13 +20,24 @@ that this project's ``filterwarnings = error`` would turn into a failure. Gradin
 (as for the book), its output is copied under _build/test-assignments (otter assign cannot find
 its own zip when the output folder is outside the repository) and graded there once per session,
 and the slow steps (kernels) run two at a time.
+
+Grades are reused when nothing they depend on changed: each graded submission's scores (and each
+notebook executed as a student runs it) are kept in _build/test-cache under a fingerprint of
+everything that decides them (the submission, the autograder's tests and configuration, the
+package's sources, requirements.txt, this Python and the grading script), the way make reuses
+what is up to date. Editing a master, a wrong answer below or the package grades again what they
+touch; a fresh clone (CI) grades everything; `rm -rf _build/test-cache` forces it.
 """
 
+import ast
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 import zipfile
 from dataclasses import dataclass
@@ -221,14 +232,24 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
         ("spread along rows instead of diagonals", "q3", [
             ("def dot_product_spread", "diagonal = np.diagonal(gram, offset=delta)", "diagonal = gram[delta]")]),
+        # Question 2 is graded with the reference M_k where it calls rotation_for_shift: a wrong
+        # or unfinished question 1 costs question 1's points only.
+        ("q2 calls a question 1 that raises", "q1", [
+            ("def rotation_for_shift", "    omega = base", '    raise NotImplementedError("later")\n    omega = base'),
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = rotation_for_shift(k).T")]),
+        ("q2 calls a question 1 with transposed blocks", "q1", [
+            ("def rotation_for_shift", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = rotation_for_shift(k, 64).T")]),
         ("rotation from posenc.shift_matrix, spread as a list", ("q1", "q3"), [
             ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
             ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
-        ("correct: rotation built pair by pair, (W_Q, W_K) as a list", (), [
+        ("correct: rotation built pair by pair and used in q2, (W_Q, W_K) as a list", (), [
             ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
              "    for i in range(d_model // 2):\n"
              "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
              "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = rotation_for_shift(k).T"),
             ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
@@ -282,6 +303,25 @@ for path in submissions:
                            results.get_result(name).summary()] for name in results.test_files}
 print(json.dumps(scores))
 """
+
+
+def _fingerprint(*parts):
+    """A hex digest of parts (bytes or text) and of what every grade depends on besides them:
+    the package's sources, the pins, this Python and the grading script."""
+    digest = hashlib.sha256()
+    package = sorted((ROOT / "code" / "posenc").rglob("*.py"))
+    for part in (*parts, sys.version, GRADE_SCRIPT, (ROOT / "requirements.txt").read_bytes(),
+                 *(f"{p.relative_to(ROOT)}\n".encode() + p.read_bytes() for p in package)):
+        data = part if isinstance(part, bytes) else str(part).encode()
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _zip_fingerprint(zip_path):
+    """The fingerprint of an autograder zip's files (their contents: the zip's own name and
+    timestamps change at every `otter assign`)."""
+    with zipfile.ZipFile(zip_path) as archive:
+        return _fingerprint(*(f"{n}\n".encode() + archive.read(n) for n in sorted(archive.namelist())))
 
 
 @dataclass
@@ -355,7 +395,7 @@ def _execute(notebook):
 
 
 @pytest.fixture(scope="module")
-def assignments(make):
+def assignments(make, cached):
     """otter assign on every master, then every submission graded: once per session.
 
     `make assignments` runs otter assign (with the masters' tests) on the masters that changed,
@@ -391,13 +431,24 @@ def assignments(make):
         assert result.returncode == 0, result.stderr[-3000:]
         return json.loads(result.stdout.strip().splitlines()[-1])
 
-    # Each assignment's submissions in batches of GRADE_BATCH, so that the two workers share
-    # the slow ones (experiment-positions trains its models in every submission).
+    # The grades kept from an earlier run of the same inputs; the others are graded below.
+    keys, by_path = {}, {}
+    for a in found.values():
+        if a.assign.returncode == 0:
+            tests = _zip_fingerprint(a.autograder_zip)
+            for path in a.variants.values():
+                keys[str(path)] = _fingerprint(tests, path.read_bytes())
+                kept = cached("grades", keys[str(path)], lambda: None)
+                if kept is not None:
+                    by_path[str(path)] = kept
+    # Each assignment's other submissions in batches of GRADE_BATCH, so that the two workers
+    # share the slow ones (experiment-positions trains its models in every submission).
     batches = [(a, paths[i:i + GRADE_BATCH]) for a in found.values() if a.assign.returncode == 0
-               for paths in [list(a.variants.values())] for i in range(0, len(paths), GRADE_BATCH)]
-    by_path = {}
+               for paths in [[p for p in a.variants.values() if str(p) not in by_path]]
+               for i in range(0, len(paths), GRADE_BATCH)]
     for scores in _parallel([lambda a=a, paths=paths: grade(a, paths) for a, paths in batches]):
-        by_path.update(scores)
+        for path, score in scores.items():
+            by_path[path] = cached("grades", keys[path], lambda score=score: score)
     for a in found.values():
         if a.assign.returncode == 0:
             a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
@@ -475,7 +526,7 @@ def test_wrong_answer_loses_its_points_only(assignments, name, label, questions)
 
 
 @pytest.fixture(scope="module")
-def executed(assignments):
+def executed(assignments, cached):
     """Notebooks run as a student runs them: renamed copies, and a half-done one."""
     paths = {}
     for a in assignments.values():
@@ -495,8 +546,9 @@ def executed(assignments):
     half.parent.mkdir(exist_ok=True)
     nbformat.write(nb, half)
     paths[a.name, "half-done"] = half
-    jobs = [lambda p=p: _execute(p) for p in paths.values()]
-    return dict(zip(paths, _parallel(jobs)))
+    jobs = [lambda p=p: cached("executed", _fingerprint(p.name, p.read_bytes()), lambda: _execute(p))
+            for p in paths.values()]
+    return {key: nbformat.from_dict(nb) for key, nb in zip(paths, _parallel(jobs))}
 
 
 def _text(output):
@@ -620,3 +672,217 @@ def test_autograder_environment_matches_the_course(assignments, name):
     assert f"posenc @ git+{url}@v{version['__version__']}" in pip, "posenc pinned to this version's tag"
     assert not [line for line in pip if line.split("==")[0] in ("numpy", "torch") and line not in (
         f"numpy=={course['numpy']}", f"torch=={course['torch']}+cpu")], pip
+
+
+# The rule checks of the masters' tests, tested here in-process. An Otter test cell can only use
+# what it defines (or imports from the student's environment), so each test that needs a helper
+# (own_code, loop_depth, ...) carries a copy of it: the copies must stay the same, and one is
+# tested below on student code of our own.
+
+def _helpers():
+    """{name: {source: [(assignment, test)]}} for every function defined inside a test function
+    of the masters' test cells."""
+    found = {}
+    for master in MASTERS:
+        for cell in nbformat.read(master, 4).cells:
+            if cell.cell_type != "code" or not cell.source.startswith(("def test_", "# HIDDEN")):
+                continue
+            for test in ast.parse(cell.source).body:
+                if isinstance(test, ast.FunctionDef):
+                    for node in test.body:
+                        if isinstance(node, ast.FunctionDef):
+                            source = textwrap.dedent(ast.get_source_segment(cell.source, node, padded=True))
+                            found.setdefault(node.name, {}).setdefault(source, []).append((master.stem, test.name))
+    return found
+
+
+def test_every_copy_of_a_check_is_the_same():
+    helpers = _helpers()
+    assert {"own_code", "loop_depth", "python_lines", "array_expected", "hint"} <= set(helpers)
+    differ = {name: [where for where in copies.values()] for name, copies in helpers.items() if len(copies) > 1}
+    assert not differ, f"copies of a check that differ (by where they are): {differ}"
+
+
+def _check(name):
+    """The masters' helper `name`, defined in a namespace of its own."""
+    (source,) = _helpers()[name]
+    namespace = {}
+    exec(source, namespace)
+    return namespace[name]
+
+
+def _student(tmp_path, source):
+    """A module made of source, as a student's notebook defines its functions (from a file, so
+    that inspect.getsource finds them, as it finds a notebook's cells)."""
+    path = tmp_path / f"student_{abs(hash(source))}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+OWN_CODE_CAUGHT = {
+    "a call of posenc": """
+        import posenc
+        def answer(n):
+            return posenc.angular_frequencies(n)
+        """,
+    "an import inside the function": """
+        def answer(n):
+            from posenc import angular_frequencies
+            return angular_frequencies(n)
+        """,
+    "a function imported from posenc under another name": """
+        from posenc import angular_frequencies as frequencies
+        def answer(n):
+            return frequencies(n)
+        """,
+    "through a helper of the notebook": """
+        import posenc
+        def helper(n):
+            return posenc.angular_frequencies(n)
+        def answer(n):
+            return 1 / helper(n)
+        """,
+    "in a closure": """
+        import posenc
+        def make():
+            reference = posenc.angular_frequencies
+            def answer(n):
+                return reference(n)
+            return answer
+        answer = make()
+        """,
+    "in a nested function": """
+        def answer(n):
+            def inner():
+                import posenc
+                return posenc.angular_frequencies(n)
+            return inner()
+        """,
+    "a method of a class of the notebook": """
+        import posenc
+        class Answer:
+            def __call__(self, n):
+                return posenc.angular_frequencies(n)
+        answer = Answer
+        """,
+}
+
+
+@pytest.mark.parametrize("source", OWN_CODE_CAUGHT.values(), ids=OWN_CODE_CAUGHT)
+def test_own_code_catches_the_course_s_package(tmp_path, source):
+    with pytest.raises(AssertionError, match=r"answer uses the course's package \(posenc"):
+        _check("own_code")(_student(tmp_path, source).answer, "answer")
+
+
+def test_own_code_catches_a_subclass_of_the_course_s_class(tmp_path):
+    student = _student(tmp_path, """
+        class Base:
+            pass
+        Base.__module__ = "posenc.pytorch"  # as if imported from the course's package
+        class Answer(Base):
+            pass
+        """)
+    with pytest.raises(AssertionError, match=r"uses the course's package \(posenc.pytorch\)"):
+        _check("own_code")(student.Answer, "Answer")
+
+
+def test_own_code_passes_the_student_s_own_code(tmp_path):
+    student = _student(tmp_path, """
+        import math
+        import numpy as np
+        posenc_like = "posencoding"  # a name that merely starts like the package's
+        def helper(n):
+            return np.arange(n) // 2
+        def answer(n, base=10000.0):
+            return [2 * math.pi * base ** (2 * i / n) for i in helper(n)]
+        """)
+    _check("own_code")(student.answer, "answer")
+
+
+LOOP_DEPTHS = {
+    "two nested for loops": (2, """
+        def f(n):
+            for a in range(n):
+                for b in range(n):
+                    pass
+        """),
+    "a while loop around a for loop": (2, """
+        def f(n):
+            while n:
+                n -= 1
+                for b in range(n):
+                    pass
+        """),
+    "a comprehension of two generators": (2, """
+        def f(n):
+            return [[a * b for b in range(n)] for a in range(n)]
+        """),
+    "a loop calling the notebook's function with a loop": (2, """
+        def row(n):
+            return [b for b in range(n)]
+        def f(n):
+            for a in range(n):
+                row(n)
+        """),
+    "one loop": (1, """
+        def f(n):
+            total = 0
+            for a in range(n):
+                total += a
+            return total
+        """),
+    "no loop": (0, """
+        import numpy as np
+        def f(n):
+            return np.arange(n)[:, None] * np.arange(n)
+        """),
+    "recursion, no loop": (0, """
+        def f(n):
+            return 0 if n == 0 else f(n - 1)
+        """),
+}
+
+
+@pytest.mark.parametrize(("depth", "source"), LOOP_DEPTHS.values(), ids=LOOP_DEPTHS)
+def test_loop_depth(tmp_path, depth, source):
+    assert _check("loop_depth")(_student(tmp_path, source).f) == depth
+
+
+def test_python_lines_count_the_notebook_s_lines_only(tmp_path):
+    student = _student(tmp_path, """
+        import numpy as np
+        def vectorized(n):
+            return np.sin(np.arange(n)[:, None] * np.ones(4))
+        def per_row(n):
+            rows = []
+            for pos in range(n):
+                rows.append(np.sin(pos * np.ones(4)))
+            return np.array(rows)
+        """)
+    python_lines = _check("python_lines")
+    assert python_lines(student.vectorized, 64) == python_lines(student.vectorized, 8) == 1
+    assert python_lines(student.per_row, 64) - python_lines(student.per_row, 8) == 2 * (64 - 8)
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    (None, "returned None: finish the function"), (..., "returned Ellipsis: finish the function"),
+    ([[0.0, 1.0]], "returned a list, expected a numpy.ndarray"), ((1.0,), "returned a tuple")])
+def test_array_expected_says_what_to_return(value, words):
+    import numpy as np
+
+    array_expected = _check("array_expected")
+    assert words in array_expected(value, "f(3, 4)")
+    assert array_expected(np.zeros(2), "f(3, 4)") == ""
+
+
+@pytest.mark.parametrize(("rows", "cause"), [
+    ([[0.8415, 0.5403, 0.01, 1.0], [0.9093, -0.4161, 0.02, 0.9998]], "positions start at 0"),
+    ([[1.0, 0.0, 1.0, 0.0], [0.5403, 0.8415, 1.0, 0.01]], "sine and cosine are swapped"),
+    ([[0.0, 0.0, 1.0, 1.0], [0.8415, 0.01, 0.5403, 1.0]], "concatenated layout"),
+    ([[0.0, 1.0, 0.0, 1.0], [0.8415, 0.9950, 0.01, 1.0]], "must share their angular frequency"),
+    ([[0.0, 1.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5]], "rows 0 and 1 are")])
+def test_hint_names_the_cause_of_a_wrong_table(rows, cause):
+    assert cause in _check("hint")(rows)

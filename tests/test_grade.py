@@ -1,7 +1,7 @@
 """tools/grade.py: grading a class's notebooks with `otter run`, several at a time, no Docker.
 
-The unit tests below run in-process; the class tests generate build-the-encoding's autograder
-once (`otter assign --no-run-tests`, in a subprocess: importing otter here would emit a
+The unit tests below run in-process; the class tests take build-the-encoding's autograder from
+`make assignments` (which runs otter in a subprocess: importing otter here would emit a
 DeprecationWarning that `filterwarnings = error` turns into a failure) and grade a small class
 through the command line: a correct notebook, a wrong one, a renamed one, an empty file, a
 corrupt file, and in a run of its own a notebook that never finishes.
@@ -62,14 +62,14 @@ def test_csv_has_a_row_per_student_and_zero_with_a_reason(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def autograder():
-    """build-the-encoding's autograder zip and solution notebook, generated once."""
+def autograder(make):
+    """build-the-encoding's autograder zip and solution notebook, as `make assignments` generates
+    them (again only when out of date), copied here."""
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
-    master = ROOT / "assignments" / NAME / f"{NAME}.ipynb"
-    run = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-run-tests", str(master),
-                          str(WORK / "assign")], capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
+    run = make(f"_build/assignments/{NAME}/.assigned")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    shutil.copytree(ROOT / "_build" / "assignments" / NAME / "autograder", WORK / "assign" / "autograder")
     (zip_path,) = (WORK / "assign" / "autograder").glob(f"{NAME}-autograder_*.zip")
     assert grade.assignment_name(zip_path) == NAME
     return zip_path, nbformat.read(WORK / "assign" / "autograder" / f"{NAME}.ipynb", 4)

@@ -75,7 +75,7 @@ def _build_elsewhere(make):
 
 
 @pytest.fixture(scope="module")
-def pdf(make):
+def pdf(make, cached):
     """The PDF, built if needed: {"reader": PdfReader, "text": all pages' text, "outline": [...]}.
 
     In the repository's _build, `make pdf` builds it when it is older than its sources (make -q
@@ -100,8 +100,13 @@ def pdf(make):
         for item in outline:
             yield from titles(item) if isinstance(item, list) else [item.title]
 
-    return {"reader": reader, "text": "\n".join(p.extract_text() for p in reader.pages),
-            "outline": list(titles(reader.outline))}
+    # pypdf takes half a minute to extract the text: kept while the PDF and pypdf are the same.
+    import hashlib
+    from importlib.metadata import version
+
+    key = hashlib.sha256(PDF.read_bytes() + version("pypdf").encode()).hexdigest()
+    text = cached("pdf-text", key, lambda: "\n".join(p.extract_text() for p in reader.pages))
+    return {"reader": reader, "text": text, "outline": list(titles(reader.outline))}
 
 
 @pytest.mark.parametrize("docname", DOCS)
