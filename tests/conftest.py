@@ -14,7 +14,6 @@ or at the same time.
 """
 
 import fcntl
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -58,33 +57,6 @@ def run_make(*arguments):
         fcntl.flock(lock, fcntl.LOCK_EX)
         return subprocess.run(["make", "--no-print-directory", "-C", ROOT, "-o", ".venv/.installed",
                                *arguments], capture_output=True, text=True)
-
-
-CACHE = ROOT / "_build" / "test-cache"
-
-
-def cached_json(kind, key, compute):
-    """compute()'s result (JSON), kept in _build/test-cache/kind/key.json and reused while the
-    key (a fingerprint of everything the result depends on) is the same. A result of None is
-    not kept: cached_json(kind, key, lambda: None) is the kept result or None."""
-    path = CACHE / kind / f"{key}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    result = compute()
-    if result is None:  # nothing to keep: lambda: None asks whether a result is kept
-        return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(result))
-    temporary.replace(path)
-    return result
-
-
-@pytest.fixture(scope="session")
-def cached():
-    """cached_json: results that take long to compute, reused across runs while their inputs
-    are the same (a fresh clone computes everything; `rm -rf _build/test-cache` forces it)."""
-    return cached_json
 
 
 @pytest.fixture(scope="session")

@@ -21,16 +21,14 @@ that this project's ``filterwarnings = error`` would turn into a failure. Gradin
 its own zip when the output folder is outside the repository) and graded there once per session,
 and the slow steps (kernels) run two at a time.
 
-Grades are reused when nothing they depend on changed: each graded submission's scores (and each
-notebook executed as a student runs it) are kept in _build/test-cache under a fingerprint of
-everything that decides them (the submission, the autograder's tests and configuration, the
-package's sources, requirements.txt, this Python and the grading script), the way make reuses
-what is up to date. Editing a master, a wrong answer below or the package grades again what they
-touch; a fresh clone (CI) grades everything; `rm -rf _build/test-cache` forces it.
+Grades are reused when nothing they depend on changed (tests/reuse.py): each graded
+submission's scores, and each notebook executed as a student runs it, are kept under a digest of
+the submission, the autograder's tests and configuration, the package's sources,
+requirements.txt, this Python and the grading script. Editing a master, a wrong answer below or
+the package grades again what they touch; a fresh clone (CI) grades everything.
 """
 
 import ast
-import hashlib
 import importlib.util
 import json
 import os
@@ -46,6 +44,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+
+from reuse import digest, keep, kept, reused
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "_build" / "test-assignments"
@@ -306,22 +306,18 @@ print(json.dumps(scores))
 
 
 def _fingerprint(*parts):
-    """A hex digest of parts (bytes or text) and of what every grade depends on besides them:
-    the package's sources, the pins, this Python and the grading script."""
-    digest = hashlib.sha256()
+    """The digest of parts and of what every grade depends on besides them: the package's
+    sources, the pins, this Python and the grading script."""
     package = sorted((ROOT / "code" / "posenc").rglob("*.py"))
-    for part in (*parts, sys.version, GRADE_SCRIPT, (ROOT / "requirements.txt").read_bytes(),
-                 *(f"{p.relative_to(ROOT)}\n".encode() + p.read_bytes() for p in package)):
-        data = part if isinstance(part, bytes) else str(part).encode()
-        digest.update(len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    return digest(*parts, sys.version, GRADE_SCRIPT, (ROOT / "requirements.txt").read_bytes(),
+                  *(f"{p.relative_to(ROOT)}\n".encode() + p.read_bytes() for p in package))
 
 
 def _zip_fingerprint(zip_path):
     """The fingerprint of an autograder zip's files (their contents: the zip's own name and
     timestamps change at every `otter assign`)."""
     with zipfile.ZipFile(zip_path) as archive:
-        return _fingerprint(*(f"{n}\n".encode() + archive.read(n) for n in sorted(archive.namelist())))
+        return digest(*(f"{n}\n".encode() + archive.read(n) for n in sorted(archive.namelist())))
 
 
 @dataclass
@@ -395,7 +391,7 @@ def _execute(notebook):
 
 
 @pytest.fixture(scope="module")
-def assignments(make, cached):
+def assignments(make):
     """otter assign on every master, then every submission graded: once per session.
 
     `make assignments` runs otter assign (with the masters' tests) on the masters that changed,
@@ -438,9 +434,8 @@ def assignments(make, cached):
             tests = _zip_fingerprint(a.autograder_zip)
             for path in a.variants.values():
                 keys[str(path)] = _fingerprint(tests, path.read_bytes())
-                kept = cached("grades", keys[str(path)], lambda: None)
-                if kept is not None:
-                    by_path[str(path)] = kept
+                if kept("grades", keys[str(path)]) is not None:
+                    by_path[str(path)] = kept("grades", keys[str(path)])
     # Each assignment's other submissions in batches of GRADE_BATCH, so that the two workers
     # share the slow ones (experiment-positions trains its models in every submission).
     batches = [(a, paths[i:i + GRADE_BATCH]) for a in found.values() if a.assign.returncode == 0
@@ -448,7 +443,7 @@ def assignments(make, cached):
                for i in range(0, len(paths), GRADE_BATCH)]
     for scores in _parallel([lambda a=a, paths=paths: grade(a, paths) for a, paths in batches]):
         for path, score in scores.items():
-            by_path[path] = cached("grades", keys[path], lambda score=score: score)
+            by_path[path] = keep("grades", keys[path], score)
     for a in found.values():
         if a.assign.returncode == 0:
             a.scores = {label: by_path[str(path)] for label, path in a.variants.items()}
@@ -526,7 +521,7 @@ def test_wrong_answer_loses_its_points_only(assignments, name, label, questions)
 
 
 @pytest.fixture(scope="module")
-def executed(assignments, cached):
+def executed(assignments):
     """Notebooks run as a student runs them: renamed copies, and a half-done one."""
     paths = {}
     for a in assignments.values():
@@ -546,7 +541,7 @@ def executed(assignments, cached):
     half.parent.mkdir(exist_ok=True)
     nbformat.write(nb, half)
     paths[a.name, "half-done"] = half
-    jobs = [lambda p=p: cached("executed", _fingerprint(p.name, p.read_bytes()), lambda: _execute(p))
+    jobs = [lambda p=p: reused("executed", _fingerprint(p.name, p.read_bytes()), lambda: _execute(p))
             for p in paths.values()]
     return {key: nbformat.from_dict(nb) for key, nb in zip(paths, _parallel(jobs))}
 

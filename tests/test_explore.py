@@ -4,12 +4,14 @@ read in headless Chromium on the built site the way a reader uses them.
 The site is built, served and visited with the fixtures of tests/conftest.py (base_url,
 browser). The tests drive every control from the keyboard and check that the figure and its
 aria-live summary change; compare the numbers the page computed with posenc in float64; run
-axe-core (npm package, `npm ci` installs it; make test does) on every page with a figure;
+axe-core (npm package, `npm ci` installs it; make test does) on every page with a figure
+(its results reused while the page, its files, the browser and axe are the same: tests/reuse.py);
 check the phone width, the static images for print, and that nothing reaches the console at
 error level. The redraw time is measured by tools/bench_explore.py, not here.
 """
 
 import hashlib
+import inspect
 import os
 import re
 from pathlib import Path
@@ -18,8 +20,9 @@ import numpy as np
 import pytest
 
 import posenc
+from reuse import reused
 # The site tests' helpers; their fixtures base_url and browser come from conftest.py.
-from test_site import PAGES, PHONE, REQUIRE_BROWSER, ROOT, Report, _prose, _record
+from test_site import KEPT_BASE, PAGES, PHONE, REQUIRE_BROWSER, ROOT, Report, _prose, _record, page_digest
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EXPLORE = "book/explore"
@@ -302,6 +305,20 @@ def test_axe_finds_no_violation_in_our_content(browser, base_url, docname, schem
     no violation in the article (the page's own content, figures included). Violations in
     the theme's frame (navigation, header) are printed, not failed."""
     source = _axe_source()
+    # The same page, scripts, styles, browser and axe as in an earlier run: its results are reused.
+    key = page_digest(browser, docname, scheme, source, inspect.getsource(_axe_run), inspect.getsource(_record))
+    problems, results = reused("axe", key, lambda: _axe_run(browser, base_url, docname, scheme, source))
+    ours = [f"{v['id']} ({v['impact']}): {v['help']} at {n['target']}"
+            for v in results for n in v["nodes"] if n["ours"]]
+    theirs = sorted({f"{v['id']} ({v['impact']})" for v in results for n in v["nodes"] if not n["ours"]})
+    if theirs:
+        print(f"\n{docname} ({scheme}): axe violations outside the article (theme): {theirs}")
+    assert not problems, "\n".join(problems)
+    assert ours == [], "accessibility violations in the page's content:\n" + "\n".join(ours)
+
+
+def _axe_run(browser, base_url, docname, scheme, source):
+    """Load docname in scheme, run axe-core (source) on it: (the load's problems, violations)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
     report = Report(f"{base_url}{docname}.html")
     page = context.new_page()
@@ -317,13 +334,7 @@ def test_axe_finds_no_violation_in_our_content(browser, base_url, docname, schem
             ours: !!document.querySelector(n.target.join(" "))?.closest("article, .posenc-explorer")}))}));
     }""")
     context.close()
-    ours = [f"{v['id']} ({v['impact']}): {v['help']} at {n['target']}"
-            for v in results for n in v["nodes"] if n["ours"]]
-    theirs = sorted({f"{v['id']} ({v['impact']})" for v in results for n in v["nodes"] if not n["ours"]})
-    if theirs:
-        print(f"\n{docname} ({scheme}): axe violations outside the article (theme): {theirs}")
-    assert not report.problems, "\n".join(report.problems)
-    assert ours == [], "accessibility violations in the page's content:\n" + "\n".join(ours)
+    return [p.replace(base_url, KEPT_BASE) for p in report.problems], results
 
 
 def test_no_horizontal_scroll_on_a_phone(browser, base_url):

@@ -18,6 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from reuse import digest, reused
+
 # The site tests' settings and helpers: the build folder, the browser, the pages, TeX leftovers.
 from test_site import BUILD, CHROMIUM, PAGES, RAW_TEX, REQUIRE_BROWSER, _source
 
@@ -75,7 +77,7 @@ def _build_elsewhere(make):
 
 
 @pytest.fixture(scope="module")
-def pdf(make, cached):
+def pdf(make):
     """The PDF, built if needed: {"reader": PdfReader, "text": all pages' text, "outline": [...]}.
 
     In the repository's _build, `make pdf` builds it when it is older than its sources (make -q
@@ -101,11 +103,10 @@ def pdf(make, cached):
             yield from titles(item) if isinstance(item, list) else [item.title]
 
     # pypdf takes half a minute to extract the text: kept while the PDF and pypdf are the same.
-    import hashlib
     from importlib.metadata import version
 
-    key = hashlib.sha256(PDF.read_bytes() + version("pypdf").encode()).hexdigest()
-    text = cached("pdf-text", key, lambda: "\n".join(p.extract_text() for p in reader.pages))
+    key = digest(PDF.read_bytes(), version("pypdf"))
+    text = reused("pdf-text", key, lambda: "\n".join(p.extract_text() for p in reader.pages))
     return {"reader": reader, "text": text, "outline": list(titles(reader.outline))}
 
 

@@ -5,7 +5,9 @@ Playwright per process) build the book (`make book`) when its HTML is missing or
 sources, serve it on a loopback port with Python's http.server, and drive Debian's Chromium with
 Playwright; this module holds their helpers. Each page
 of _toc.yml is loaded once per viewport and what the browser saw is kept in a report that the
-tests below read, so a failure names the page and the check.
+tests below read, so a failure names the page and the check. A page that is byte for byte the
+same as in an earlier run, with the same scripts, styles and images, is not loaded again: its
+report is reused (tests/reuse.py); a fresh clone loads every page.
 
 Environment variables:
   POSENC_REQUIRE_BROWSER=1  turn "Chromium or Playwright is missing" skips into failures
@@ -15,13 +17,16 @@ Environment variables:
                             jupyter-book's --path-output; screenshots go to its _build/screenshots
 """
 
+import functools
 import http.server
+import inspect
+import json
 import os
 import posixpath
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -29,6 +34,8 @@ import nbformat
 import pytest
 import yaml
 from sphinx_external_toc.parsing import parse_toc_yaml
+
+from reuse import digest, keep, kept
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT)) / "_build"
@@ -197,19 +204,57 @@ def visit(context, base, url, screenshot=None):
     return report
 
 
+# Files of the built site that no page loads: the pages themselves, the search index (only the
+# search page loads it), the sources and the downloads a page merely links.
+NOT_LOADED = (".html", ".ipynb", ".pdf", ".zip", ".buildinfo", ".inv", "searchindex.js")
+
+
+@functools.cache
+def site_files():
+    """The digest of every file of the built site that a page can load (scripts, styles, fonts,
+    images), by path and content."""
+    return digest(*(f"{p.relative_to(HTML).as_posix()}\n".encode() + p.read_bytes()
+                    for p in sorted(HTML.rglob("*"))
+                    if p.is_file() and not p.name.endswith(NOT_LOADED)
+                    and p.relative_to(HTML).parts[0] not in ("_sources", "_downloads")))
+
+
+def page_digest(browser, docname, *settings):
+    """The digest of what loading docname's page depends on: its HTML, the files it can load,
+    the browser, and the settings and scripts of the visit."""
+    from importlib.metadata import version
+
+    return digest(site_files(), (HTML / f"{docname}.html").read_bytes(), browser.version,
+                  version("playwright"), *settings)
+
+
+# A report kept for reuse names the local server by this address: its port changes every run.
+KEPT_BASE = "http://kept.invalid/"
+
+
 class _Visits:
-    """Each page is loaded once per viewport; the reports are shared by all tests."""
+    """Each page is loaded once per viewport; the reports are shared by all tests. A page whose
+    HTML and loadable files are the same as in an earlier run is not loaded again: its report is
+    reused (tests/reuse.py)."""
+
+    INIT_SCRIPT = "window.localStorage.clear()"
 
     def __init__(self, browser, base, viewport, mobile=False):
-        self.base, self.viewport = base, viewport
+        self.browser, self.base, self.viewport, self.mobile = browser, base, viewport, mobile
         self.context = browser.new_context(viewport=viewport, is_mobile=mobile, has_touch=mobile)
         # Every page is a reader's first visit: no colour mode or sidebar state stored yet.
-        self.context.add_init_script("window.localStorage.clear()")
+        self.context.add_init_script(self.INIT_SCRIPT)
         self.reports = {}
 
     def __call__(self, docname):
         if docname not in self.reports:
-            self.reports[docname] = visit(self.context, self.base, self.url(docname))
+            key = page_digest(self.browser, docname, self.viewport, self.mobile, self.INIT_SCRIPT,
+                              COLLECT_JS, inspect.getsource(visit), inspect.getsource(_record))
+            saved = kept("pages", key)
+            if saved is None:
+                report = visit(self.context, self.base, self.url(docname))
+                saved = keep("pages", key, json.loads(json.dumps(asdict(report)).replace(self.base, KEPT_BASE)))
+            self.reports[docname] = Report(**json.loads(json.dumps(saved).replace(KEPT_BASE, self.base)))
         return self.reports[docname]
 
     def url(self, docname):
