@@ -121,6 +121,14 @@ WRONG_ANSWERS = {
              "    positions = np.arange(offset"),
             ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
              "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
+        # A table computed with posenc outside the function is not a reference the own-code check
+        # sees; the hidden tests' other bases and offsets past the table catch it.
+        ("posenc tables computed once into a global, sliced", "q3", [
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "import posenc\nTABLES = {width: posenc.positional_encoding(2048, width) for width in range(1, 130)}\n\n\n"
+             "def positional_encoding(seq_len"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return TABLES[d_model][offset:offset + seq_len]\n    positions = np.arange(offset")]),
         ("methods swapped: loops with no loop, vectorized with a loop over positions", ("q2", "q3"), [
             ("def positional_encoding_loop", LOOP_BLOCK,
              "    angles = np.arange(seq_len)[:, None] / base ** (2 * (np.arange(d_model) // 2) / d_model)\n"
