@@ -442,8 +442,9 @@ def assignments(make):
             tests = _zip_fingerprint(a.autograder_zip)
             for path in a.variants.values():
                 keys[str(path)] = _fingerprint(tests, path.read_bytes())
-                if kept("grades", keys[str(path)]) is not None:
-                    by_path[str(path)] = kept("grades", keys[str(path)])
+                saved = kept("grades", keys[str(path)])
+                if saved is not None:
+                    by_path[str(path)] = saved
     # Each assignment's other submissions in batches of GRADE_BATCH, so that the two workers
     # share the slow ones (experiment-positions trains its models in every submission).
     batches = [(a, paths[i:i + GRADE_BATCH]) for a in found.values() if a.assign.returncode == 0
