@@ -46,11 +46,11 @@ def test_batch_shapes_dtypes_and_determinism(task):
     assert not torch.equal(x, make_batch(task, 5, 16, generator=gen(4))[0])
 
 
-def test_shift_targets_are_the_token_k_back():
+def test_shift_targets_are_the_token_shift_k_back():
     x, y = make_batch("shift", 4, 10, generator=gen())
     assert torch.equal(y[:, SHIFT_K:], x[:, :-SHIFT_K])
     assert bool((y[:, :SHIFT_K] == N_SYMBOLS).all())
-    _, short = make_batch("shift", 1, SHIFT_K, generator=gen())  # no position has a token k back
+    _, short = make_batch("shift", 1, SHIFT_K, generator=gen())  # no position has a token SHIFT_K back
     assert bool((short == N_SYMBOLS).all())
 
 

@@ -116,6 +116,27 @@ def test_score_depends_only_on_the_distance(layout):
                                    rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("pos", [0, 1, 7, 1000, -3])
+def test_rotation_is_the_inverse_shift_matrix(pos):
+    """R_pos = M_(-pos): RoPE turns each pair the other way from a shift of the encoding."""
+    d = 8
+    # Row j of rope(I) is e_j @ R_pos.T, so rope of the identity's rows is R_pos.T.
+    r_pos = rope(np.eye(d)[:, np.newaxis, :], offset=abs(pos))[:, 0, :].T
+    if pos < 0:
+        r_pos = r_pos.T                                   # R_(-p) = R_p^T
+    np.testing.assert_allclose(r_pos, posenc.shift_matrix(-pos, d), rtol=0, atol=1e-12)
+    if pos != 0:
+        assert not np.allclose(r_pos, posenc.shift_matrix(pos, d))   # not M_pos itself
+
+
+def test_score_is_a_shift_matrix_between_query_and_key():
+    """rope(q)[m] . rope(u)[n] = q R_(n - m) u^T = q M_(m - n) u^T (row vectors)."""
+    q, u = RNG.standard_normal((2, 16))
+    for m, n in ((10, 3), (3, 10), (500, 500)):
+        np.testing.assert_allclose(score(q, u, m, n), q @ posenc.shift_matrix(m - n, 16) @ u,
+                                   rtol=0, atol=1e-10)
+
+
 def test_score_changes_with_the_distance():
     """The property above is not trivially true: other distances give other scores."""
     q, k = RNG.standard_normal((2, 16))

@@ -261,8 +261,9 @@ def score_terms(content, position, w_query, w_key, *, b_query=None, b_key=None) 
     """The score of every query position ``m`` with every key position ``n``, in four terms.
 
     With token vectors ``x_m = e_m + p_m`` (content plus position) and the projections
-    ``q_m = x_m W_Q + b_Q``, ``k_n = x_n W_K + b_K``, the scaled score
-    ``q_m . k_n / sqrt(d_head)`` is the sum of::
+    ``q_m = x_m W_Q + b_Q`` and the key ``u_n = x_n W_K + b_K`` (row vectors; the course
+    keeps the letter ``k`` for a shift), the scaled score ``q_m . u_n / sqrt(d_head)`` is
+    the sum of::
 
         content_content    (e_m W_Q + b_Q) . (e_n W_K + b_K) / sqrt(d_head)
         content_position   (e_m W_Q + b_Q) . (p_n W_K)       / sqrt(d_head)

@@ -45,7 +45,9 @@ ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi")
 TASKS = ("shift", "count")
 #: Number of distinct input tokens (token ids ``0`` to ``N_SYMBOLS - 1``).
 N_SYMBOLS = 64
-#: The shift ``k`` of the ``"shift"`` task: position ``pos`` must output the token at ``pos - k``.
+#: How many positions back the ``"shift"`` task looks: position ``pos`` must output the token at
+#: ``pos - SHIFT_K``. In the course's notation (``k = n - m`` from a query at ``m`` to a key at
+#: ``n``) the target is at the shift ``k = -SHIFT_K = -2``.
 SHIFT_K = 2
 #: Largest number of times a token occurs in a ``"count"`` sequence.
 MAX_COUNT = 3

@@ -4,9 +4,11 @@ Both act inside attention instead of being added to the token embeddings:
 
 - :func:`rope` rotates every pair of coordinates of a query or key vector by an angle
   proportional to its position (Su et al. 2021, "RoFormer: Enhanced Transformer with
-  Rotary Position Embedding", section 3). Its 2 x 2 rotations by ``pos * w`` are the blocks
-  of :func:`posenc.shift_matrix`; rotations compose by adding angles, so the dot product of a query rotated for
-  position ``m`` with a key rotated for position ``n`` depends on ``m - n`` only.
+  Rotary Position Embedding", section 3). Its rotation for position ``pos``, ``R_pos``, is
+  ``posenc.shift_matrix(-pos, d)``: the same 2 x 2 blocks as the shift matrix ``M_pos`` of
+  the sinusoidal encoding, turning the other way (``R_pos = M_{-pos} = M_pos^T``). Rotations
+  compose by adding angles, so the dot product of a query rotated for position ``m`` with a
+  key rotated for position ``n`` depends on ``n - m`` only.
 - :func:`alibi_slopes` and :func:`alibi_bias` give the fixed per-head penalty
   ``-slope * |i - j|`` that ALiBi adds to the attention scores (Press, Smith and Lewis
   2022, "Train Short, Test Long: Attention with Linear Biases Enables Input Length
@@ -114,8 +116,11 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
     The two layouts give the same attention scores up to one fixed permutation of the
     ``d`` coordinates, but they are not interchangeable for trained weights.
 
-    Applied to queries and keys, the dot product ``rope(q)[m] @ rope(k)[n]`` depends on
-    the positions only through ``m - n`` (rotations compose by adding angles).
+    As a matrix acting on column vectors, the rotation of position ``pos`` is
+    ``R_pos = posenc.shift_matrix(-pos, d)`` (interleaved layout); on a row vector ``x``,
+    ``rope`` computes ``x @ R_pos.T``. Applied to queries and keys, the dot product
+    ``rope(q)[m] @ rope(u)[n]`` is ``q[m] @ R_(n - m) @ u[n]``: it depends on the positions
+    only through ``n - m`` (rotations compose by adding angles).
 
     Args:
         x: floating-point array of shape ``(..., seq_len, d)``: any number of leading
