@@ -402,8 +402,9 @@
     /** yDomain: fixed [low, high], or null for d3's nice extent of the values. marks: x
      * values where a vertical line is drawn (class pe-mark). */
     box.draw = function (series, xLabel, yLabel, yDomain, description, markAt) {
-      const xs = series[0].x, x0 = xs[0], x1 = xs[xs.length - 1] === x0 ? x0 + 1 : xs[xs.length - 1];
-      const x = d3.scaleLinear([x0, x1], [M.l, W - M.r]);
+      const xs = series[0].x, first = xs[0], last = xs[xs.length - 1];
+      // One point: half a position either side of it.
+      const x = d3.scaleLinear(last === first ? [first - 0.5, first + 0.5] : [first, last], [M.l, W - M.r]);
       let y;
       if (yDomain) {
         y = d3.scaleLinear(yDomain, [H - M.b, M.t]);
@@ -575,7 +576,7 @@
         options: [["interleaved", "interleaved"], ["concatenated", "concatenated"]]},
       pair: {label: "pair i (line plot)", name: "pair i", min: 0, max: 63, value: 4},
     }, redraw);
-    area.append(heat, bar, help, readout, chart);
+    area.append(heat, bar, chart, help, readout);
 
     function describeCell(announceIt) {
       const s = api.state, d = Number(s.d_model), n = Number(s.seq_len);
