@@ -587,10 +587,13 @@ def test_rotation_labels_do_not_collide(browser, base_url, viewport, docname):
     assert len(boxes) > 10 and not _overlaps(boxes), _overlaps(boxes)
 
 
-def test_phone_layout_keeps_controls_and_picture_on_one_screen(browser, base_url):
-    """At 375 x 740: nothing cut sideways (page, controls, the layout list's text), and each
-    figure's controls and its pictures fit in one screen below the theme's header."""
-    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+@pytest.mark.parametrize("width, height", [(375, 740), (1024, 768)])
+def test_layout_keeps_controls_and_picture_on_one_screen(browser, base_url, width, height):
+    """On a phone (375 x 740) and in a small window (1024 x 768): nothing cut sideways (page,
+    controls, the layout list's text), and each figure's controls and its pictures fit in one
+    screen below the theme's header."""
+    phone = width < 576
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
     page = context.new_page()
     page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
     page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
@@ -610,7 +613,7 @@ def test_phone_layout_keeps_controls_and_picture_on_one_screen(browser, base_url
               ...el.querySelectorAll('.pe-area svg, .pe-area canvas.pe-heatmap')];
             const rects = parts.map(p => p.getBoundingClientRect());
             return Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top)); }""")
-        assert span <= 740 - header, f"{name}: controls and picture span {span:.0f} px"
+        assert span <= height - header, f"{name}: controls and picture span {span:.0f} px"
     context.close()
 
 
