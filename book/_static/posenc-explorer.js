@@ -848,8 +848,8 @@
         text: `A query at position m = ${m} attends to keys at positions 0 to ${KEYS - 1} with the weights ` +
         `softmax over n of PE(m)·PE(n)/√d_model (d_model = ${d}, positions only, no content). ` +
         `The key at n = m gets ${fmt(weights[m])} (uniform would be ${fmt(1 / KEYS)}); the keys within 5 positions ` +
-        `of m get ${fmt(near)} of the weight together. Wider encodings score near positions higher ` +
-        `(PE(m)·PE(m) = d_model / 2), so the softmax focuses more sharply on them.`};
+        `of m get ${fmt(near)} of the weight together. Wider encodings set nearby positions further apart ` +
+        `in score from distant ones, so the softmax focuses more sharply on them.`};
     }
     run(null, true);
   }
