@@ -26,7 +26,7 @@ from test_site import KEPT_BASE, PAGES, PHONE, REQUIRE_BROWSER, ROOT, Report, _p
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EXPLORE = "book/explore"
-FIGURES = ("table", "rotation", "dot", "rope")
+FIGURES = ("table", "rotation", "dot", "rope", "focus")
 # Pages of the table of contents with a {posenc-explorer} figure.
 FIGURE_PAGES = [p for p in PAGES if "{posenc-explorer}" in _prose(p)]
 TOLERANCE = 1e-9  # absolute, for positions below 10**4
@@ -48,7 +48,7 @@ def page(context, base_url):
     page = context.new_page()
     _record(page, base_url, report)
     page.goto(report.url, wait_until="networkidle")
-    page.wait_for_function("document.querySelectorAll('.posenc-explorer.is-live').length === 4")
+    page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
     yield page
     page.close()
     assert not report.problems, "\n".join(report.problems)
@@ -66,12 +66,16 @@ def data(page, name, expression="api.data"):
 
 
 def set_controls(page, name, **values):
-    """Set controls as a script would (the keyboard test below drives them by keys)."""
+    """Set controls as a script would (the keyboard test below drives them by keys). A control
+    over a list of values (the base) is given the value, and set to its index in the list."""
     figure(page, name).evaluate("""(el, values) => {
         for (const [key, value] of Object.entries(values)) {
-          const input = el.posencExplorer.controls[key].input;
-          input.value = String(value);
+          const box = el.posencExplorer.controls[key], input = box.input;
+          const index = box.spec.values ? box.spec.values.indexOf(value) : -1;
+          if (box.spec.values && index < 0) throw new Error(`${key}: ${value} is not offered`);
+          input.value = String(box.spec.values ? index : value);
           input.dispatchEvent(new Event("input", {bubbles: true}));
+          input.dispatchEvent(new Event("change", {bubbles: true}));
         }}""", values)
 
 
@@ -94,31 +98,42 @@ def test_explore_page_is_in_the_reference_part():
 
 
 def test_every_figure_is_live_with_its_static_image(page):
-    """Each figure replaced its static image on screen; the image (with alt text) is there for
-    print, where the live part is hidden."""
+    """Each figure is live on screen, with its how-to line; its still image (with alt text) is
+    not downloaded there (the picture's screen source is an inline empty image) and shows in
+    print, with the print line, where the live part and the how-to line are hidden."""
     for name in FIGURES:
         box = figure(page, name)
-        image = box.locator("img.posenc-explorer-static")
+        image = box.locator("picture.posenc-explorer-static img")
         assert len(image.get_attribute("alt")) > 80
-        assert image.evaluate("img => img.complete && img.naturalWidth > 0")
+        assert image.evaluate("img => img.currentSrc.startsWith('data:')")
         assert not image.is_visible() and box.locator(".pe-live").is_visible()
-        assert box.locator(".pe-summary").get_attribute("aria-live") == "polite"
+        assert box.locator(".pe-howto").is_visible() and not box.locator(".pe-print-note").is_visible()
+        assert "arrow keys" in box.locator(".pe-howto").inner_text()
+        assert box.locator(".pe-summary").get_attribute("aria-live") is None
+        assert box.locator(".pe-sr-only[aria-live=polite]").count() == 1
     page.emulate_media(media="print")
     for name in FIGURES:
-        assert figure(page, name).locator("img.posenc-explorer-static").is_visible()
-        assert not figure(page, name).locator(".pe-live").is_visible()
+        box = figure(page, name)
+        image = box.locator("picture.posenc-explorer-static img")
+        image.evaluate("img => img.decode()")
+        assert image.evaluate("img => img.currentSrc.endsWith(`posenc-explorer-${img.closest('[data-figure]')"
+                              ".dataset.figure}.png`) && img.naturalWidth > 100")
+        assert image.is_visible() and box.locator(".pe-print-note").is_visible()
+        assert not box.locator(".pe-live").is_visible() and not box.locator(".pe-howto").is_visible()
     page.emulate_media(media="screen")
 
 
-# Per figure, each control with the key that moves it and the value expected after it.
+# Per figure, each control with the key that moves it, the input's value expected after it and
+# the figure's setting (the base slider moves along 1, 2, 5 times a power of 10).
 KEYS = {
-    "table": [("d_model", "ArrowRight", "129"), ("base", "ArrowLeft", "3.95"),
-              ("seq_len", "ArrowRight", "129"), ("offset", "ArrowUp", "1"),
-              ("layout", "ArrowDown", "concatenated"), ("pair", "ArrowRight", "5")],
-    "rotation": [("i", "ArrowRight", "3"), ("pos", "ArrowRight", "11"), ("k", "ArrowLeft", "4")],
-    "dot": [("d_model", "ArrowLeft", "126"), ("base", "ArrowRight", "4.05")],
-    "rope": [("d_head", "ArrowRight", "66"), ("base", "ArrowLeft", "3.95"),
-             ("key", "ArrowRight", "1")],
+    "table": [("d_model", "ArrowRight", "129", "129"), ("base", "ArrowLeft", "8", 5000),
+              ("seq_len", "ArrowRight", "129", "129"), ("offset", "ArrowUp", "1", 1),
+              ("layout", "ArrowDown", "concatenated", "concatenated"), ("pair", "ArrowRight", "5", "5")],
+    "rotation": [("i", "ArrowRight", "3", "3"), ("pos", "ArrowRight", "11", "11"), ("k", "ArrowLeft", "4", "4")],
+    "dot": [("d_model", "ArrowLeft", "126", "126"), ("base", "ArrowRight", "10", 20000)],
+    "rope": [("d_head", "ArrowRight", "66", "66"), ("base", "ArrowLeft", "8", 5000),
+             ("m", "ArrowRight", "1", "1")],
+    "focus": [("d_model", "ArrowRight", "66", "66"), ("m", "ArrowLeft", "63", "63")],
 }
 
 
@@ -128,7 +143,7 @@ def test_keyboard_drives_every_control(page, name):
     controls = KEYS[name]
     first = figure(page, name).locator(".pe-control :is(input, select)").first
     first.focus()
-    for i, (key, press, expected) in enumerate(controls):
+    for i, (key, press, expected, setting) in enumerate(controls):
         if i:
             page.keyboard.press("Tab")
         focused = page.evaluate("document.activeElement.id")
@@ -141,7 +156,7 @@ def test_keyboard_drives_every_control(page, name):
         value = figure(page, name).evaluate(
             "(el, key) => el.posencExplorer.controls[key].input.value", key)
         assert value == expected, f"{key}: {press} gave {value}"
-        assert data(page, name, "api.state")[key] == expected
+        assert data(page, name, "api.state")[key] == setting
         after = fingerprint(page, name), summary(page, name)
         assert after[0] != before[0], f"{key}: the figure did not change"
         assert after[1] != before[1], f"{key}: the summary did not change"
@@ -170,18 +185,19 @@ LARGEST = {}
 
 
 @pytest.mark.parametrize("setting", [
-    dict(d_model=7, base=2, seq_len=64, offset=0, layout="interleaved"),            # base 100
-    dict(d_model=33, base=6, seq_len=100, offset=10000, layout="concatenated"),     # base 1e6
-    dict(d_model=1, base=1, seq_len=50, offset=9990, layout="interleaved"),         # base 10
-    dict(d_model=511, base=4, seq_len=300, offset=9800, layout="concatenated"),
-    dict(d_model=512, base=4, seq_len=512, offset=0, layout="interleaved"),
+    dict(d_model=7, base=100, seq_len=64, offset=0, layout="interleaved"),
+    dict(d_model=33, base=1000000, seq_len=100, offset=10000, layout="concatenated"),
+    dict(d_model=1, base=10, seq_len=50, offset=9990, layout="interleaved"),
+    dict(d_model=511, base=10000, seq_len=300, offset=9800, layout="concatenated"),
+    dict(d_model=512, base=20, seq_len=512, offset=0, layout="interleaved"),
+    dict(d_model=64, base=5000, seq_len=64, offset=1000000, layout="interleaved"),
 ])
 def test_table_values_equal_posenc(page, setting):
     set_controls(page, "table", **setting)
     d = data(page, "table")
     assert (d["dModel"], d["seqLen"], d["offset"], d["layout"]) == (
         setting["d_model"], setting["seq_len"], setting["offset"], setting["layout"])
-    assert d["base"] == pytest.approx(10.0 ** setting["base"], rel=1e-15)
+    assert d["base"] == setting["base"]  # the base shown is the base used
     computed = np.array(d["values"]).reshape(d["seqLen"], d["dModel"])
     positions = d["offset"] + np.arange(d["seqLen"])
     LARGEST[f"table {setting}"] = _check_close(computed, _reference_table(d), positions)
@@ -190,7 +206,7 @@ def test_table_values_equal_posenc(page, setting):
 def test_cell_readout_follows_keyboard_and_pointer(page):
     """Focus the heatmap, move with the arrow keys, point with the mouse: the readout names
     the cell's pos, j, pair i, frequency, wavelength and value, equal to posenc's."""
-    set_controls(page, "table", d_model=9, base=2, seq_len=40, offset=10000, layout="concatenated")
+    set_controls(page, "table", d_model=9, base=100, seq_len=40, offset=10000, layout="concatenated")
     canvas = figure(page, "table").locator("canvas.pe-heatmap")
     readout = figure(page, "table").locator(".pe-readout")
     canvas.focus()
@@ -204,7 +220,7 @@ def test_cell_readout_follows_keyboard_and_pointer(page):
     assert cell["frequency"] == pytest.approx(omega, rel=1e-15)
     assert cell["wavelength"] == pytest.approx(2 * np.pi / omega, rel=1e-15)
     assert abs(cell["value"] - posenc.positional_encoding(1, 9, base=100.0, offset=10003)[0, 3]) < 1e-12
-    assert f"pos = 10003, j = 6: cos of pair i = 1" in readout.inner_text()
+    assert "pos = 10,003, j = 6: cos of pair i = 1" in readout.inner_text()
     box = canvas.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.99, box["y"] + box["height"] * 0.01)
     cell = data(page, "table", "api.data.cell")
@@ -212,28 +228,52 @@ def test_cell_readout_follows_keyboard_and_pointer(page):
 
 
 @pytest.mark.parametrize("setting", [dict(i=0, pos=0, k=1), dict(i=5, pos=1000, k=-200),
-                                     dict(i=63, pos=777, k=200)])
+                                     dict(i=63, pos=777, k=200), dict(i=2, pos=30, k=-30)])
 def test_rotation_values_equal_posenc(page, setting):
+    """The point is x = cos(pos w_i) (column 2i + 1), y = sin(pos w_i) (column 2i): the
+    standard unit circle, drawn where the SVG puts it."""
     set_controls(page, "rotation", **setting)
     d = data(page, "rotation")
     i, pos, k = setting["i"], setting["pos"], setting["k"]
+    assert (d["i"], d["pos"], d["k"]) == (i, pos, k) and d["columns"] == [2 * i + 1, 2 * i]
     pe = posenc.positional_encoding(pos + max(k, 0) + 1, d["dModel"], base=d["base"])
     omega = posenc.angular_frequencies(d["dModel"], base=d["base"])[2 * i]
     LARGEST[f"rotation {setting}"] = max(
-        _check_close(d["at_pos"], pe[pos, 2 * i: 2 * i + 2], [pos] * 2),
-        _check_close(d["at_pos_k"], pe[pos + k, 2 * i: 2 * i + 2], [pos + k] * 2))
+        _check_close(d["at_pos"], pe[pos, [2 * i + 1, 2 * i]], [pos] * 2),
+        _check_close(d["at_pos_k"], pe[pos + k, [2 * i + 1, 2 * i]], [pos + k] * 2))
     assert d["angle"] == pytest.approx(k * omega, rel=1e-14)
-    # The rotation by k * omega (posenc.shift_matrix's block) takes the first point to the second.
+    # The rotation by k * omega (posenc.shift_matrix's block, acting on (sin, cos)) takes the
+    # first point to the second.
     block = posenc.shift_matrix(k, d["dModel"], base=d["base"])[2 * i: 2 * i + 2, 2 * i: 2 * i + 2]
-    assert np.allclose(block @ np.array(d["at_pos"]), d["at_pos_k"], atol=1e-12)
+    assert np.allclose(block @ np.array(d["at_pos"][::-1]), d["at_pos_k"][::-1], atol=1e-12)
+    # Drawn: the circle's centre is (0, 0) of the SVG, radius 100 units, y up.
+    cx, cy = (float(v) for v in figure(page, "rotation").evaluate(
+        "el => ['cx', 'cy'].map(a => el.querySelector('circle.pe-point').getAttribute(a))"))
+    assert (cx, -cy) == pytest.approx((100 * d["at_pos"][0], 100 * d["at_pos"][1]), abs=1e-9)
 
 
-@pytest.mark.parametrize("setting", [dict(d_model=2, base=2), dict(d_model=128, base=4),
-                                     dict(d_model=512, base=6)])
+def test_rotation_starts_at_one_zero_and_turns_anticlockwise(page):
+    """At pos = 0 the point is (1, 0); a small step in pos turns it anticlockwise (its angle
+    atan2(y, x) grows); the arc from pos to pos + k is drawn anticlockwise for k > 0."""
+    set_controls(page, "rotation", i=10, pos=0, k=1)
+    d = data(page, "rotation")
+    assert d["at_pos"] == [1.0, 0.0]
+    angles = []
+    for pos in (0, 1, 2):
+        set_controls(page, "rotation", pos=pos)
+        x, y = data(page, "rotation", "api.data.at_pos")
+        angles.append(np.arctan2(y, x))
+    assert angles[0] < angles[1] < angles[2] < np.pi
+    sweep = figure(page, "rotation").evaluate("el => el.querySelector('.pe-arc').getAttribute('d')").split()
+    assert sweep[8] == "0"  # SVG sweep flag 0: anticlockwise on screen (y down)
+
+
+@pytest.mark.parametrize("setting", [dict(d_model=2, base=100), dict(d_model=128, base=10000),
+                                     dict(d_model=512, base=1000000)])
 def test_dot_product_values_equal_posenc(page, setting):
     set_controls(page, "dot", **setting)
     d = data(page, "dot")
-    n, deltas = d["n"], np.array(d["deltas"])
+    n, deltas = d["n"], np.array(d["shifts"])
     pe = posenc.positional_encoding(3 * n, d["dModel"], base=d["base"])
     gram = pe[:n] @ pe[:n].T
     worst = _check_close(np.array(d["gram"]).reshape(n, n), gram, np.arange(n))
@@ -244,23 +284,56 @@ def test_dot_product_values_equal_posenc(page, setting):
     LARGEST[f"dot {setting}"] = worst
 
 
-@pytest.mark.parametrize("setting", [dict(d_head=2, base=2, key=0), dict(d_head=64, base=4, key=500),
-                                     dict(d_head=256, base=6, key=1000)])
+@pytest.mark.parametrize("setting", [dict(d_head=2, base=100, m=0), dict(d_head=64, base=10000, m=500),
+                                     dict(d_head=256, base=1000000, m=1000)])
 def test_rope_values_equal_posenc(page, setting):
     set_controls(page, "rope", **setting)
     d = data(page, "rope")
-    n, dh, distances = d["keyPos"], d["dHead"], np.array(d["distances"])
+    m, dh, shifts = d["queryPos"], d["dHead"], np.array(d["shifts"])
     x = np.array(d["content"])
-    assert n == setting["key"] and np.allclose(x, np.sqrt(0.5), rtol=0, atol=0)
-    pe = posenc.positional_encoding(len(distances), dh, base=d["base"], offset=n)
-    added = (x + pe) @ (x + pe[0])
-    rotated = posenc.rope(np.tile(x, (len(distances), 1)), base=d["base"], offset=n)
-    rope = rotated @ rotated[0]
-    LARGEST[f"rope {setting}"] = max(_check_close(d["added"], added, n + distances),
-                                     _check_close(d["rope"], rope, n + distances))
-    # RoPE's score depends on the distance only: the same curve with the key at position 0.
-    at_zero = posenc.rope(np.tile(x, (len(distances), 1)), base=d["base"])
-    assert np.allclose(d["rope"], at_zero @ at_zero[0], atol=1e-9)
+    assert m == setting["m"] and np.allclose(x, np.sqrt(0.5), rtol=0, atol=0)
+    pe = posenc.positional_encoding(len(shifts), dh, base=d["base"], offset=m)  # rows m + k
+    added = (x + pe[0]) @ (x + pe).T
+    rotated = posenc.rope(np.tile(x, (len(shifts), 1)), base=d["base"], offset=m)
+    rope = rotated[0] @ rotated.T
+    LARGEST[f"rope {setting}"] = max(_check_close(d["added"], added, m + shifts),
+                                     _check_close(d["rope"], rope, m + shifts))
+    # RoPE's score depends on the shift only: the same curve with the query at position 0.
+    at_zero = posenc.rope(np.tile(x, (len(shifts), 1)), base=d["base"])
+    assert np.allclose(d["rope"], at_zero[0] @ at_zero.T, atol=1e-9)
+
+
+@pytest.mark.parametrize("setting", [dict(d_model=2, m=0), dict(d_model=64, m=64),
+                                     dict(d_model=512, m=127), dict(d_model=128, m=10)])
+def test_focus_weights_equal_posenc(page, setting):
+    """softmax over n of PE(m)·PE(n)/sqrt(d_model), as posenc.attention.softmax gives it."""
+    from posenc.attention import softmax
+
+    set_controls(page, "focus", **setting)
+    d = data(page, "focus")
+    dm, m = setting["d_model"], setting["m"]
+    assert (d["dModel"], d["m"]) == (dm, m)
+    pe = posenc.positional_encoding(d["keys"], dm, base=d["base"])
+    scores = pe[m] @ pe.T / np.sqrt(dm)
+    LARGEST[f"focus {setting}"] = max(_check_close(d["scores"], scores, np.arange(d["keys"])),
+                                      _check_close(d["weights"], softmax(scores), np.arange(d["keys"])))
+    n = np.arange(d["keys"])
+    assert d["near"] == pytest.approx(softmax(scores)[np.abs(n - m) <= 5].sum(), abs=1e-12)
+    assert max(d["weights"]) <= 0.35  # the fixed axis holds every weight
+
+
+def test_focus_sharpens_with_width(page):
+    """The claim of the Explore page: wider encodings put more weight near the query, and the
+    score gap at k = 5 is 0.47, 1.06 and 2.93 at d_model = 16, 64 and 512."""
+    near = []
+    for width in (2, 16, 64, 128, 512):
+        set_controls(page, "focus", d_model=width, m=64)
+        near.append(data(page, "focus", "api.data.near"))
+    assert near == sorted(near) and near[-1] > 3 * near[0]
+    for width, gap in [(16, 0.47), (64, 1.06), (512, 2.93)]:
+        omega = posenc.angular_frequencies(width)[::2]
+        assert round(float(np.sum(1 - np.cos(5 * omega)) / np.sqrt(width)), 2) == gap
+    assert "0.47 at\n$d_\\text{model} = 16$, 1.06 at 64 and 2.93 at 512" in _prose(EXPLORE)
 
 
 def test_pure_functions_equal_posenc(page):
@@ -285,6 +358,296 @@ def test_largest_difference_is_reported(request):
     key = max(LARGEST, key=LARGEST.get)
     print(f"\nlargest |page - posenc| over {len(LARGEST)} settings: {LARGEST[key]:.3g} ({key})")
     assert LARGEST[key] <= TOLERANCE
+
+
+# --- what a reader types, reads and sees (issue 27) ---------------------------------------------
+
+@pytest.mark.parametrize("typed, message", [
+    ("12.7", "12.7 is not a whole number"), ("abc", "The field is empty"),
+    ("", "The field is empty"), ("1e309", "That entry is not a number"),
+    ("1000001", "1000001 is out of range"), ("--3", "That entry is not a number")])
+def test_offset_field_keeps_what_was_typed_and_says_what_is_wrong(page, typed, message):
+    """The offset is checked when committed (Enter), never rewritten: a wrong entry stays in
+    the field, a message next to it says what is accepted, and the figure does not change."""
+    set_controls(page, "table", offset=5)
+    field = figure(page, "table").locator("input[type=number]")
+    before = fingerprint(page, "table"), data(page, "table", "api.state")["offset"]
+    field.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.press("Backspace")
+    if typed:
+        page.keyboard.type(typed)
+    page.keyboard.press("Enter")
+    hint = figure(page, "table").locator(".pe-hint")
+    text = hint.inner_text()
+    assert text.startswith(message) and "enter a whole number from 0 to 1,000,000" in text, text
+    assert text.endswith("The figure still shows offset 5.")
+    assert field.get_attribute("aria-invalid") == "true"
+    assert field.get_attribute("aria-describedby") == hint.get_attribute("id")
+    assert (fingerprint(page, "table"), data(page, "table", "api.state")["offset"]) == before
+    shown = field.evaluate("f => f.value")
+    assert shown == (typed if typed in ("12.7", "1000001") else ""), shown  # not rewritten
+    # A right entry is taken, and the message goes back to the rule.
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type("127")
+    page.keyboard.press("Enter")
+    assert data(page, "table", "api.state")["offset"] == 127 and data(page, "table")["offset"] == 127
+    assert hint.inner_text() == "A whole number from 0 to 1,000,000." and field.get_attribute("aria-invalid") is None
+
+
+def test_base_shown_is_base_used(page):
+    """Every base the slider offers prints exactly, and the figure uses that number."""
+    bases = data(page, "table", "api.controls.base.spec.values")
+    assert 10000 in bases and all(float(f"{b:.1g}") == b for b in bases)
+    for base in bases:
+        set_controls(page, "table", base=base)
+        shown = figure(page, "table").locator(".pe-control output").nth(1).inner_text()
+        assert shown == f"base = {base:,}" and data(page, "table", "api.data.base") == base
+
+
+def test_rope_line_stays_put_while_m_moves(page):
+    """The RoPE curve does not change with the query's position m; its drawn path does not
+    move either (the score axis is fixed), while the added encoding's curve does."""
+    set_controls(page, "rope", d_head=64, base=10000, m=0)
+    paths = "el => Array.from(el.querySelectorAll('path.pe-line'), p => p.getAttribute('d'))"
+    ticks = "el => Array.from(el.querySelectorAll('.pe-axis.pe-y .tick text'), t => t.textContent)"
+    added, rope = figure(page, "rope").evaluate(paths)
+    y_ticks = figure(page, "rope").evaluate(ticks)
+    for m in (1, 37, 500, 1000):
+        set_controls(page, "rope", m=m)
+        now = figure(page, "rope").evaluate(paths)
+        assert now[1] == rope and now[0] != added
+        assert figure(page, "rope").evaluate(ticks) == y_ticks
+
+
+def _tick_labels(page, name, selector):
+    return figure(page, name).evaluate(f"""el => Array.from(el.querySelectorAll('{selector} .tick'), t =>
+        [t.__data__, t.querySelector('text').textContent, t.getAttribute('transform')])""")
+
+
+@pytest.mark.parametrize("offset, seq_len", [(12345, 300), (1000000, 1024), (0, 1), (7, 5)])
+def test_axes_have_exact_integer_ticks(page, offset, seq_len):
+    """The line plot and the heatmap label positions and columns with d3's nice integer ticks,
+    each printed exactly and drawn where its scale puts it."""
+    set_controls(page, "table", d_model=128, seq_len=seq_len, offset=offset)
+    for selector in (".pe-chart .pe-axis.pe-x", ".pe-heatmap-axes .pe-axis.pe-y",
+                     ".pe-heatmap-axes .pe-axis.pe-x"):
+        ticks = _tick_labels(page, "table", selector)
+        columns = selector.endswith(".pe-heatmap-axes .pe-axis.pe-x")
+        assert len(ticks) >= (1 if seq_len == 1 and not columns else 2), (selector, ticks)
+        for value, text, transform in ticks:
+            assert value == int(value) and text == f"{int(value):,}", (selector, value, text)
+        values = [v for v, _, _ in ticks]
+        if "pe-y" in selector or ".pe-chart" in selector:
+            assert all(offset <= v <= offset + seq_len - 1 for v in values), (selector, values)
+    # The y axis of the line plot: -1 to 1 in steps of d3's choosing, all printed.
+    y = [t for _, t, _ in _tick_labels(page, "table", ".pe-chart .pe-axis.pe-y")]
+    assert y[0] == "\u22121.0" and y[-1] == "1.0" and len(y) >= 5
+
+
+def test_heatmap_pixels_are_means_of_the_cells_they_cover(page):
+    """1,024 rows into a few hundred pixel rows: each pixel shows the mean of its rows (no
+    false stripes); compared with posenc's table through the colour map, pixel by pixel."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from posenc_explorer import colormap_script
+
+    set_controls(page, "table", d_model=64, base=10000, seq_len=1024, offset=0, layout="interleaved")
+    d = data(page, "table")
+    width, height = d["pixels"]["width"], d["pixels"]["height"]
+    assert height < 1024
+    pixels = np.array(figure(page, "table").evaluate(
+        "el => Array.from(el.querySelector('canvas.pe-heatmap').getContext('2d')"
+        ".getImageData(0, 0, el.querySelector('canvas.pe-heatmap').width, "
+        "el.querySelector('canvas.pe-heatmap').height).data)"), dtype=float).reshape(height, width, 4)
+    pe = posenc.positional_encoding(1024, 64)
+
+    def blocks(pixels_, cells):
+        first = np.floor(np.arange(pixels_) * cells / pixels_).astype(int)
+        end = np.maximum(first + 1, np.floor((np.arange(pixels_) + 1) * cells / pixels_).astype(int))
+        return first, end
+
+    rf, re_ = blocks(height, 1024)
+    cf, ce = blocks(width, 64)
+    rows = np.array([pe[a:b].mean(axis=0) for a, b in zip(rf, re_)])
+    means = np.array([rows[:, a:b].mean(axis=1) for a, b in zip(cf, ce)]).T
+    hex_colours = re.search(r'rgb: "([0-9a-f]+)"', colormap_script())[1]
+    lut = np.array([[int(hex_colours[k + c: k + c + 2], 16) for c in (0, 2, 4)]
+                    for k in range(0, len(hex_colours), 6)], dtype=float)
+    index = np.clip(np.floor((means + 1) * 127.5 + 0.5), 0, 255).astype(int)
+    # A mean on a rounding boundary may land one colour over: compare with the neighbours too.
+    close = np.min([np.abs(pixels[..., :3] - lut[np.clip(index + s, 0, 255)]).max(axis=-1)
+                    for s in (-1, 0, 1)], axis=0)
+    assert close.max() <= 0.5, f"{(close > 0.5).sum()} pixels differ"
+    # Column 0 (wavelength 6.28 rows) at 3.5 rows per pixel: the nearest-neighbour drawing showed
+    # full-strength stripes (|value| near 1); the means are weaker.
+    assert np.abs(means[:, 0]).max() < 0.75
+
+
+def test_heatmap_cursor_and_role(page):
+    """The heatmap is an application (arrow keys reach it in a screen reader's browse mode)
+    with a description of how to use it; an arrow key draws the cursor on the cell read."""
+    set_controls(page, "table", d_model=16, base=10000, seq_len=20, offset=0)
+    canvas = figure(page, "table").locator("canvas.pe-heatmap")
+    assert canvas.get_attribute("role") == "application"
+    described = page.locator(f"#{canvas.get_attribute('aria-describedby')}").inner_text()
+    assert "arrow keys" in described
+    canvas.focus()
+    cursor = figure(page, "table").locator("rect.pe-cursor")
+    for key in ["ArrowRight"] * 3 + ["ArrowDown"] * 2:
+        before = cursor.evaluate("r => [r.getAttribute('x'), r.getAttribute('y')].join()")
+        page.keyboard.press(key)
+        assert cursor.evaluate("r => [r.getAttribute('x'), r.getAttribute('y')].join()") != before
+    assert cursor.get_attribute("visibility") == "visible"
+    box, frame_box = cursor.bounding_box(), canvas.bounding_box()
+    cell_w, cell_h = frame_box["width"] / 16, frame_box["height"] / 20
+    # The cursor surrounds cell (row 2, column 3).
+    centre = (box["x"] + box["width"] / 2 - frame_box["x"], box["y"] + box["height"] / 2 - frame_box["y"])
+    assert centre == pytest.approx((3.5 * cell_w, 2.5 * cell_h), abs=1)
+    assert data(page, "table", "api.data.cell")["j"] == 3 and data(page, "table", "api.data.cell")["pos"] == 2
+
+
+@pytest.mark.parametrize("name, key, press, starts", [
+    ("table", "d_model", "ArrowRight", "d_model "), ("table", "base", "ArrowLeft", "base "),
+    ("rotation", "k", "ArrowRight", "shift k "), ("dot", "d_model", "ArrowLeft", "d_model "),
+    ("rope", "m", "ArrowRight", "m "), ("focus", "d_model", "ArrowRight", "d_model ")])
+def test_live_announcement_is_short_and_starts_with_the_change(page, name, key, press, starts):
+    """Holding a key announces once (debounced), briefly, the changed value first."""
+    box = figure(page, name)
+    box.evaluate("(el, k) => el.posencExplorer.controls[k].input.focus()", key)
+    for _ in range(5):
+        page.keyboard.press(press)
+    value = box.evaluate("(el, k) => el.posencExplorer.controls[k].text().replace(/^.* = /, '')", key)
+    page.wait_for_function("el => el.posencExplorer.pending === null", arg=box.element_handle())
+    region = box.locator(".pe-sr-only[aria-live=polite]").inner_text()
+    assert region.startswith(f"{starts}{value}: "), region
+    assert len(region) <= 130, f"{len(region)} characters: {region}"
+    assert box.locator(".pe-summary").get_attribute("aria-live") is None
+
+
+def test_heatmap_keys_announce_the_cell_briefly(page):
+    canvas = figure(page, "table").locator("canvas.pe-heatmap")
+    canvas.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("el => el.posencExplorer.pending === null",
+                           arg=figure(page, "table").element_handle())
+    region = figure(page, "table").locator(".pe-sr-only[aria-live=polite]").inner_text()
+    assert re.fullmatch(r"pos [\d,]+, j \d+: \S+ \((sin|cos) of pair \d+\)", region), region
+
+
+def test_dot_at_distance_refuses_odd_widths(page):
+    """For an odd d_model, PE(n + k)·PE(n) depends on n: the function refuses instead of
+    returning a number no pair of vectors has; even widths match the vectors."""
+    message = page.evaluate("""() => { try { window.posencExplorer.dotAtDistance(0, 7, 100); return null; }
+        catch (e) { return e.name + ": " + e.message; } }""")
+    assert message and message.startswith("RangeError") and "got 7" in message
+    pe = posenc.positional_encoding(120, 8, base=100.0)
+    values = page.evaluate("() => [0, 3, -5].map(k => window.posencExplorer.dotAtDistance(k, 8, 100))")
+    for k, value in zip((0, 3, -5), values):
+        assert value == pytest.approx(pe[100 + k] @ pe[100], abs=1e-12)
+
+
+def test_rotation_never_shows_a_negative_position(page):
+    set_controls(page, "rotation", pos=0, k=-200)
+    d = data(page, "rotation")
+    assert d["pos"] + d["k"] >= 0 and d["k"] == 0
+    k = figure(page, "rotation").locator(".pe-control input").nth(2)
+    assert k.get_attribute("min") == "0"
+    set_controls(page, "rotation", pos=150, k=-200)
+    assert data(page, "rotation", "api.data.k") == -150
+    set_controls(page, "rotation", pos=10, k=5)
+
+
+def _overlaps(boxes):
+    return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[1] < b[1] + b[3] and b[1] < a[1] + a[3] and a[2] < b[2] + b[4] and b[2] < a[2] + a[4]]
+
+
+ROTATION_BOXES = """el => Array.from(el.querySelectorAll(
+    '.pe-circle text, .pe-circle .pe-point'), t => {
+      const b = t.getBoundingClientRect();
+      return [t.textContent || t.tagName, b.x, b.y, b.width, b.height]; })"""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 375, "height": 740}, {"width": 1280, "height": 900}])
+@pytest.mark.parametrize("docname", [EXPLORE, "book/formula"])
+def test_rotation_labels_do_not_collide(browser, base_url, viewport, docname):
+    """At the default setting, on the pages that show it, at phone and desktop widths: no text
+    of the rotation figure overlaps another text or a point marker."""
+    if "{posenc-explorer} rotation" not in _prose(docname):
+        pytest.skip(f"{docname} has no rotation figure")
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.goto(f"{base_url}{docname}.html", wait_until="networkidle")
+    box = page.locator('.posenc-explorer[data-figure="rotation"]').first
+    box.scroll_into_view_if_needed()
+    boxes = box.evaluate(ROTATION_BOXES)
+    context.close()
+    assert len(boxes) > 10 and not _overlaps(boxes), _overlaps(boxes)
+
+
+@pytest.mark.parametrize("width, height", [(375, 740), (1024, 768)])
+def test_layout_keeps_controls_and_picture_on_one_screen(browser, base_url, width, height):
+    """On a phone (375 x 740) and in a small window (1024 x 768): nothing cut sideways (page,
+    controls, the layout list's text), and each figure's controls and its pictures fit in one
+    screen below the theme's header."""
+    phone = width < 576
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
+    page = context.new_page()
+    page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
+    page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
+    assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+    select = figure(page, "table").locator("select")
+    needed = select.evaluate("""s => { const c = document.createElement('canvas').getContext('2d');
+        c.font = getComputedStyle(s).font;
+        return Math.max(...Array.from(s.options, o => c.measureText(o.text).width)); }""")
+    assert needed + 24 <= select.bounding_box()["width"], "the layout list's text is cut"
+    header = page.evaluate("document.querySelector('.bd-header')?.getBoundingClientRect().height || 0")
+    for name in FIGURES:
+        box = figure(page, name)
+        for control in box.locator(".pe-control").all():
+            assert control.evaluate("c => c.scrollWidth <= c.clientWidth + 1"), control.inner_text()
+        span = box.evaluate("""el => {
+            const parts = [el.querySelector('.pe-controls'),
+              ...el.querySelectorAll('.pe-area svg, .pe-area canvas.pe-heatmap')];
+            const rects = parts.map(p => p.getBoundingClientRect());
+            return Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top)); }""")
+        assert span <= height - header, f"{name}: controls and picture span {span:.0f} px"
+    context.close()
+
+
+def test_no_image_request_on_screen_for_print_only_pictures(browser, base_url):
+    """On screen, every figure page loads no still image of a figure (print-only); with
+    JavaScript off, the <noscript> image shows instead."""
+    for docname in FIGURE_PAGES:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        requested = []
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(f"{base_url}{docname}.html", wait_until="networkidle")
+        context.close()
+        stills = [u for u in requested if "posenc-explorer-" in u and u.endswith(".png")]
+        assert stills == [], f"{docname}: {stills}"
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
+    images = page.locator("img.posenc-explorer-noscript")
+    assert images.count() == len(FIGURES) and all(i.is_visible() for i in images.all())
+    assert not page.locator(".pe-howto").first.is_visible()
+    context.close()
+
+
+def test_d3_is_the_pinned_version(page, base_url):
+    """The site carries the d3 modules of package-lock.json (no CDN)."""
+    import json
+
+    lock = json.loads((ROOT / "package-lock.json").read_text())["packages"]
+    served = page.evaluate("u => fetch(u).then(r => r.text())", f"{base_url}_static/posenc-explorer-d3.js")
+    for name in ("d3-scale", "d3-axis", "d3-selection", "d3-format", "d3-array"):
+        assert f"https://d3js.org/{name}/ v{lock['node_modules/' + name]['version']} " in served, name
+    assert lock["node_modules/d3-scale"]["version"] == json.loads(
+        (ROOT / "package.json").read_text())["dependencies"]["d3-scale"]
 
 
 # --- accessibility, phone width ---------------------------------------------------------------
@@ -342,10 +705,10 @@ def test_no_horizontal_scroll_on_a_phone(browser, base_url):
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
-    page.wait_for_function("document.querySelectorAll('.posenc-explorer.is-live').length === 4")
+    page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
     set_controls(page, "table", d_model=512, seq_len=1024, offset=1000000, layout="concatenated")
-    set_controls(page, "dot", d_model=512, base=6)
-    set_controls(page, "rope", d_head=256, key=1000)
+    set_controls(page, "dot", d_model=512, base=1000000)
+    set_controls(page, "rope", d_head=256, m=1000)
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     context.close()
     assert overflow <= 0, f"{overflow} px too wide"
@@ -382,16 +745,22 @@ def _sphinx_project(tmp_path, figure):
 def test_directive_writes_container_image_and_assets(tmp_path):
     status, warnings, html = _sphinx_project(tmp_path, "rotation")
     assert status == 0 and warnings == "", warnings
-    assert '<div class="posenc-explorer" data-figure="rotation"><img alt="Unit circle' in html
-    assert 'src="_images/posenc-explorer-rotation.png"' in html
+    assert '<div class="posenc-explorer" data-figure="rotation"><p class="pe-howto">' in html
+    assert '<p class="pe-print-note">' in html
+    assert ('<picture class="posenc-explorer-static"><source media="screen" srcset="data:image/gif'
+            in html)
+    assert '<img src="_images/posenc-explorer-rotation.png" alt="Unit circle' in html
+    assert '<noscript><img class="posenc-explorer-noscript" src="_images/posenc-explorer-rotation.png"' in html
     assert "posenc-explorer.js" in html and "posenc-explorer.css" in html
-    for name in ("posenc-explorer.js", "posenc-explorer.css", "posenc-explorer-colormap.js"):
+    for name in ("posenc-explorer.js", "posenc-explorer.css", "posenc-explorer-colormap.js",
+                 "posenc-explorer-d3.js"):
         assert (tmp_path / "_build" / "_static" / name).is_file()
+    assert html.index("posenc-explorer-d3.js") < html.index("posenc-explorer.js")
 
 
 def test_directive_rejects_an_unknown_figure(tmp_path):
     _, warnings, _ = _sphinx_project(tmp_path, "heatmap")
-    assert "posenc-explorer: unknown figure 'heatmap'; expected one of table, rotation, dot, rope" in warnings
+    assert "posenc-explorer: unknown figure 'heatmap'; expected one of table, rotation, dot, rope, focus" in warnings
 
 
 def test_colormap_is_posenc_plot_s():

@@ -212,9 +212,13 @@ def test_interactive_figures_print_their_static_images(pdf):
     explorers = sum(len(re.findall(r"```\{posenc-explorer\}", cell.source))
                     for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown")
     assert explorers > 0
-    for live_text in ("pair i of the plotted columns", "Encoding table: seq_len =",
-                      "both with the content x (every coordinate"):
+    for live_text in ("pair i (line plot)", "Encoding table: seq_len =",
+                      "both with the content x (every coordinate", "Move the sliders"):
         assert live_text not in pdf["text"]
+    # Beside each still image, the line that says what it shows (the directive's print line).
+    # (without "fi", which the PDF's text holds as a ligature)
+    note = _squash("at its default setting; on the course's website the")
+    assert _squash(pdf["text"]).count(note) == explorers
     # Each static image (book/_ext/posenc_explorer.py draws them) is embedded at its pixel size.
     from PIL import Image
 

@@ -2,13 +2,14 @@
 not a test.
 
 Serves the built site (_build/html; `make book` first), opens the page "Explore the encoding"
-in headless Chromium (the browser of the site tests), sets the encoding table to seq_len = 512,
-d_model = 512, then drives every control of every figure from the keyboard (focus, arrow key
+in headless Chromium (the browser of the site tests), sets every figure to its widest setting
+(WIDEST: the encoding table at seq_len = 1024, d_model = 512; d_model 512 for the dot product
+and the focus figure, d_head 256 for RoPE), then drives every control of every figure from the keyboard (focus, arrow key
 forward and back, REPEATS times each) and prints, per figure, the median and 95th percentile of
 
 - redraw: the time the figure's input handler takes to recompute and draw (compute the values,
-  fill the canvas's ImageData, rebuild the SVG lines, update the summary), measured inside the
-  page with performance.now() around the redraw;
+  average them into the canvas's pixels, rebuild the SVG lines and d3 axes, update the
+  summary), measured inside the page with performance.now() around the redraw;
 - to frame: from the key's input event to the start of the next animation frame, i.e. what the
   reader waits for before the browser paints (includes waiting for the frame clock, up to one
   frame at 60 Hz).
@@ -39,6 +40,11 @@ FRAME_JS = """() => {
 # The keys that move each kind of control forward and back.
 KEYS = {"range": ("ArrowRight", "ArrowLeft"), "number": ("ArrowUp", "ArrowDown"),
         "select-one": ("ArrowDown", "ArrowUp")}
+
+# The widest setting of each figure (the sliders' maxima where they cost most).
+WIDEST = {"table": {"seq_len": 1024, "d_model": 512}, "dot": {"d_model": 512},
+          "rope": {"d_head": 256}, "focus": {"d_model": 512}}
+FIGURES = ("table", "rotation", "dot", "rope", "focus")
 
 
 def percentile(values, q):
@@ -74,20 +80,21 @@ def main(argv):
     if not (HTML / "book" / "explore.html").exists():
         raise SystemExit(f"{HTML}/book/explore.html is missing: run `make book` first")
     with served_page(HTML, "book/explore.html", {"width": 1280, "height": 900}) as page:
-        page.wait_for_function("document.querySelectorAll('.posenc-explorer.is-live').length === 4")
+        page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
         page.evaluate(FRAME_JS)
-        page.locator('.posenc-explorer[data-figure="table"]').evaluate("""el => {
-            for (const [k, v] of [["seq_len", 512], ["d_model", 512]]) {
-              const input = el.posencExplorer.controls[k].input;
-              input.value = String(v);
-              input.dispatchEvent(new Event("input", {bubbles: true}));
-            }}""")
+        for name, setting in WIDEST.items():
+            page.locator(f'.posenc-explorer[data-figure="{name}"]').evaluate("""(el, setting) => {
+                for (const [k, v] of Object.entries(setting)) {
+                  const input = el.posencExplorer.controls[k].input;
+                  input.value = String(v);
+                  input.dispatchEvent(new Event("input", {bubbles: true}));
+                }}""", setting)
         print(f"{repeats} key presses per control, headless Chromium, {os.cpu_count()} CPUs; "
-              "table at seq_len = 512, d_model = 512 (each press then moves one control)")
+              f"widest settings {WIDEST} (each press then moves one control)")
         print(f"{'figure':<9} {'control':<9} {'redraw median':>14} {'p95':>7} "
               f"{'to frame median':>16} {'p95':>7}   (ms)")
         everything = {}
-        for name in ("table", "rotation", "dot", "rope"):
+        for name in FIGURES:
             for control, (redraws, frames) in bench(page, name, repeats).items():
                 everything.setdefault(name, ([], []))
                 everything[name][0].extend(redraws)

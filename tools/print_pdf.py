@@ -55,10 +55,14 @@ OPEN_JS = """() => {
 }"""
 
 # The interactive figures ({posenc-explorer}): each static image loaded and laid out for print.
-STATIC_FIGURES_JS = """() => {
-  const images = Array.from(document.querySelectorAll(".posenc-explorer > img.posenc-explorer-static"));
-  return {count: images.length, missing: images.filter(img => !(img.complete && img.naturalWidth > 0
-    && img.getBoundingClientRect().width > 0)).map(img => img.getAttribute("src"))};
+# The still images of the interactive figures: a <picture> whose source for the screen is an
+# empty inline image, so the PNG is fetched only once the page is in print mode.
+STATIC_FIGURES_JS = """async () => {
+  const images = Array.from(document.querySelectorAll(".posenc-explorer picture.posenc-explorer-static img"));
+  await Promise.all(images.map(img => img.decode().catch(() => null)));
+  return {count: images.length, missing: images.filter(img => !(img.complete && img.naturalWidth > 1
+    && !img.currentSrc.startsWith("data:") && img.getBoundingClientRect().width > 0))
+    .map(img => img.getAttribute("src"))};
 }"""
 
 FOOTER = ('<div style="font-size:8px; width:100%; text-align:center; color:#555;">'
@@ -122,6 +126,10 @@ def print_pdf(singlehtml=SINGLEHTML, pdf=PDF):
             raise SystemExit(f"{closed} drop-downs could not be opened")
         page.add_style_tag(path=str(Path(__file__).with_name("print.css")))
         page.emulate_media(media="print")
+        # In print mode the pictures switch to their PNG: wait until each has loaded.
+        page.wait_for_function("""() => Array.from(document.querySelectorAll(
+            ".posenc-explorer picture.posenc-explorer-static img")).every(img =>
+            !img.currentSrc.startsWith("data:") && img.complete)""", timeout=60_000)
         figures = page.evaluate(STATIC_FIGURES_JS)
         if figures["missing"]:
             raise SystemExit(f"static images of interactive figures not shown: {figures}")

@@ -5,12 +5,18 @@ In any markdown page or notebook markdown cell of the book::
     ```{posenc-explorer} table
     ```
 
-with one of the figure names of :data:`FIGURES` (``table``, ``rotation``, ``dot``, ``rope``).
-The directive writes ``<div class="posenc-explorer" data-figure="table">`` holding a static
-image of the figure's default setting with alt text; on pages that have one,
-``book/_static/posenc-explorer.js`` (our module, no library) adds the live figure and its
-controls, and hides the static image on screen. Print (the PDF, ``tools/print_pdf.py``) and
-readers without JavaScript get the image.
+with one of the figure names of :data:`FIGURES` (``table``, ``rotation``, ``dot``, ``rope``,
+``focus``). The directive writes ``<div class="posenc-explorer" data-figure="table">`` holding
+
+- a line saying how to use the controls (shown on screen once the live figure is there),
+- a line for print saying that the image shows the figure's default setting,
+- the static image of that default setting with alt text, in a ``<picture>`` whose source for
+  ``media="screen"`` is an empty inline image: the browser downloads the PNG for print only,
+- the same image in ``<noscript>`` for readers without JavaScript;
+
+on pages that have one, ``book/_static/posenc-explorer.js`` (our module; scales and axes from
+d3) adds the live figure and its controls. Print (the PDF, ``tools/print_pdf.py``) shows the
+still image.
 
 At build time the extension
 
@@ -19,8 +25,10 @@ At build time the extension
   copies them to ``_images/`` like any figure. A file is rewritten only when its bytes change,
   so an unchanged figure does not make Sphinx reread the pages;
 - writes ``_static/posenc-explorer-colormap.js``: the colour map of ``posenc.plot``
-  (matplotlib's ``RdBu_r``), 256 colours, so the live heatmaps match the static ones, and
-  copies the module ``book/_static/posenc-explorer.{js,css}`` there (``build-finished``);
+  (matplotlib's ``RdBu_r``), 256 colours, so the live heatmaps match the static ones;
+  ``_static/posenc-explorer-d3.js``: the d3 modules the figures use, copied from
+  ``node_modules`` (``npm ci`` installs them at the versions of ``package-lock.json``; no CDN),
+  and copies the module ``book/_static/posenc-explorer.{js,css}`` there (``build-finished``);
 - adds the module's JavaScript and CSS to the pages that have a figure, and only to them
   (``html-page-context``);
 - rereads the pages that have a figure when this file, the module (JavaScript, CSS) or
@@ -52,31 +60,67 @@ FIGURES = {
     ),
     "rotation": (
         "Unit circle with pair i = 2 of a 128-wide encoding (base 10000): the point "
-        "(sin, cos) at pos = 10 and at pos + k = 15, with the angle k times the angular "
-        "frequency between them marked as an arc."
+        "x = cos(pos w_i) (column 2i+1), y = sin(pos w_i) (column 2i), which starts at (1, 0) "
+        "at pos = 0 and turns anticlockwise as pos grows, drawn at pos = 10 and at "
+        "pos + k = 15, with the angle k times the angular frequency between them marked as an "
+        "arc."
     ),
     "dot": (
-        "Dot product PE(m) . PE(n) of a 128-wide encoding (base 10000) against the distance "
-        "m - n from -63 to 63: largest, 64, at distance 0, falling and symmetric on both "
-        "sides; beside it the 64 by 64 Gram matrix, constant along each diagonal."
+        "Dot product PE(m) . PE(m + k) of a 128-wide encoding (base 10000) against the shift "
+        "k = n - m from -63 to 63: largest, 64, at k = 0, falling and symmetric on both "
+        "sides; beside it the 64 by 64 Gram matrix, constant along each diagonal, in the "
+        "red-blue colour map from -64 to 64."
     ),
     "rope": (
-        "Attention score of a query at distance 0 to 256 after a key at position 0, both with "
-        "the same content (every coordinate 1/sqrt(2), d_head = 64, base 10000): the added "
-        "encoding's score starts at {added0:.0f} and ends at {added_end:.0f}; the RoPE score "
-        "starts at {rope0:.0f} and ends at {rope_end:.0f}, both falling with ripples."
+        "Attention score of a query at position 0 against keys at shift k = 0 to 256 from it, "
+        "both with the same content (every coordinate 1/sqrt(2), d_head = 64, base 10000): "
+        "the added encoding's score starts at {added0:.0f} and ends at {added_end:.0f}; the "
+        "RoPE score starts at {rope0:.0f} and ends at {rope_end:.0f}, both falling with ripples."
+    ),
+    "focus": (
+        "Attention weights of a query at position 64 over keys at positions 0 to 127 from "
+        "position alone, softmax over n of PE(64) . PE(n) / sqrt(d_model), base 10000: with "
+        "d_model = 64 the weight on n = 64 is {peak:.3f}, and the keys within 5 positions get "
+        "{near:.2f} of the weight; the curve is a peak at n = 64 on a low, rippled floor."
     ),
 }
+
+#: The line the directive writes above each live figure (on screen only).
+HOWTO = {
+    "table": "Move the sliders, or focus one with Tab and use the arrow keys; type an offset and "
+             "press Enter. Point at a cell, or focus the heatmap and use the arrow keys, to read "
+             "its values.",
+    "rotation": "Move the sliders, or focus one with Tab and use the arrow keys: change pos and "
+                "watch the arc keep its size; change k or the pair i and watch it grow or shrink.",
+    "dot": "Move the sliders, or focus one with Tab and use the arrow keys, to change the width "
+           "d_model and the base.",
+    "rope": "Move the sliders, or focus one with Tab and use the arrow keys: move the query "
+            "position m and watch which curve stays put.",
+    "focus": "Move the d_model slider, or focus it with Tab and use the arrow keys, and watch the "
+             "peak at the query's own position grow; move m to move the query.",
+}
+#: The line printed instead (the PDF shows the still image).
+PRINT_NOTE = ("The image shows this figure at its default setting; on the course's website the "
+              "figure is interactive.")
+#: An empty image (1 x 1 transparent GIF): the picture's source on screen, where the PNG is not
+#: needed.
+EMPTY_IMAGE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 
 #: Defaults of the live figures (posenc-explorer.js), drawn in the static images.
 TABLE = {"seq_len": 128, "d_model": 128, "base": 10000.0, "pair": 4}
 ROTATION = {"d_model": 128, "base": 10000.0, "i": 2, "pos": 10, "k": 5}
 DOT = {"d_model": 128, "base": 10000.0, "n": 64}
-ROPE = {"d_head": 64, "base": 10000.0, "max_distance": 256}
+ROPE = {"d_head": 64, "base": 10000.0, "max_shift": 256}
+FOCUS = {"d_model": 64, "base": 10000.0, "m": 64, "keys": 128}
 # The Okabe-Ito colours of the live figures' lines (posenc-explorer.css).
 BLUE, ORANGE, GREEN = "#0072b2", "#d55e00", "#009e73"
-STATIC_FILES = ("posenc-explorer-colormap.js", "posenc-explorer.js")
+STATIC_FILES = ("posenc-explorer-d3.js", "posenc-explorer-colormap.js", "posenc-explorer.js")
 STATIC = Path(__file__).resolve().parents[1] / "_static"  # book/_static
+NODE_MODULES = Path(__file__).resolve().parents[2] / "node_modules"
+#: The d3 modules of the figures (package.json) and those they import, in an order where each
+#: comes after its imports: their UMD builds, concatenated, define the global ``d3``.
+D3_MODULES = ("internmap", "d3-array", "d3-color", "d3-interpolate", "d3-format", "d3-time",
+              "d3-time-format", "d3-scale", "d3-selection", "d3-axis")
 
 
 class posenc_explorer(nodes.General, nodes.Element):
@@ -84,11 +128,28 @@ class posenc_explorer(nodes.General, nodes.Element):
 
 
 def visit_html(self, node):
-    self.body.append(f'<div class="posenc-explorer" data-figure="{node["figure"]}">')
+    """The container, the how-to and print lines, the image for print and for no JavaScript."""
+    from html import escape
+    from posixpath import join
+    from urllib.parse import quote
+
+    name = node["figure"]
+    image = node.next_node(nodes.image)
+    src = join(self.builder.imgpath, quote(self.builder.images[image["uri"]]))
+    alt = escape(image["alt"])
+    self.body.append(
+        f'<div class="posenc-explorer" data-figure="{name}">'
+        f'<p class="pe-howto">{escape(HOWTO[name])}</p>'
+        f'<p class="pe-print-note">{escape(PRINT_NOTE)}</p>'
+        f'<picture class="posenc-explorer-static"><source media="screen" srcset="{EMPTY_IMAGE}">'
+        f'<img src="{src}" alt="{alt}"></picture>'
+        f'<noscript><img class="posenc-explorer-noscript" src="{src}" alt="{alt}"></noscript>'
+        "</div>\n")
+    raise nodes.SkipNode
 
 
 def depart_html(self, node):
-    self.body.append("</div>\n")
+    pass
 
 
 def visit_other(self, node):
@@ -130,18 +191,32 @@ class PosencExplorer(SphinxDirective):
 # --- the static images -----------------------------------------------------------------------
 
 def _rope_scores():
-    """The RoPE figure's default curves from posenc: (distances, added, rope), key at 0."""
+    """The RoPE figure's default curves from posenc: (shifts, added, rope), query at 0."""
     import numpy as np
 
     import posenc
 
     p = ROPE
-    d, m = p["d_head"], p["max_distance"]
+    d, m = p["d_head"], p["max_shift"]
     x = np.full((m + 1, d), np.sqrt(0.5))
     pe = posenc.positional_encoding(m + 1, d, base=p["base"])
-    added = (x + pe) @ (x[0] + pe[0])
+    added = (x[0] + pe[0]) @ (x + pe).T
     rotated = posenc.rope(x, base=p["base"])
-    return np.arange(m + 1), added, rotated @ rotated[0]
+    return np.arange(m + 1), added, rotated[0] @ rotated.T
+
+
+def _focus_weights():
+    """The focus figure's default weights from posenc: (keys n, weights, weight within 5)."""
+    import numpy as np
+
+    import posenc
+    from posenc.attention import softmax
+
+    p = FOCUS
+    pe = posenc.positional_encoding(p["keys"], p["d_model"], base=p["base"])
+    weights = softmax(pe[p["m"]] @ pe.T / np.sqrt(p["d_model"]))
+    n = np.arange(p["keys"])
+    return n, weights, weights[np.abs(n - p["m"]) <= 5].sum()
 
 
 def alt_text(name):
@@ -150,6 +225,9 @@ def alt_text(name):
         _, added, rope = _rope_scores()
         return FIGURES[name].format(added0=added[0], added_end=added[-1], rope0=rope[0],
                                     rope_end=rope[-1])
+    if name == "focus":
+        _, weights, near = _focus_weights()
+        return FIGURES[name].format(peak=weights[FOCUS["m"]], near=near)
     return FIGURES[name]
 
 
@@ -184,19 +262,21 @@ def _draw_rotation(fig):
     pe = posenc.positional_encoding(p["pos"] + p["k"] + 1, p["d_model"], base=p["base"])
     ax = fig.subplots()
     t = np.linspace(0, 2 * np.pi, 400)
-    ax.plot(np.sin(t), np.cos(t), color="0.5", linewidth=1)
-    a, b = pe[p["pos"], 2 * p["i"]: 2 * p["i"] + 2], pe[p["pos"] + p["k"], 2 * p["i"]: 2 * p["i"] + 2]
+    ax.plot(np.cos(t), np.sin(t), color="0.5", linewidth=1)
+    # The standard picture: x = cos (column 2i + 1), y = sin (column 2i), anticlockwise.
+    i = p["i"]
+    a, b = pe[p["pos"], [2 * i + 1, 2 * i]], pe[p["pos"] + p["k"], [2 * i + 1, 2 * i]]
     ax.plot([0, a[0]], [0, a[1]], color=BLUE)
     ax.plot([0, b[0]], [0, b[1]], color=ORANGE, linestyle="--")
     ax.plot(*a, "o", color=BLUE, label=f"pos = {p['pos']}")
     ax.plot(*b, "s", color=ORANGE, label=f"pos + k = {p['pos'] + p['k']}")
     arc = np.linspace(p["pos"] * w, (p["pos"] + p["k"]) * w, 50)
-    ax.plot(0.45 * np.sin(arc), 0.45 * np.cos(arc), color=GREEN, linewidth=3,
+    ax.plot(0.45 * np.cos(arc), 0.45 * np.sin(arc), color=GREEN, linewidth=3,
             label=f"k·ω = {p['k'] * w:.3f} rad")
     ax.axhline(0, color="0.7", linewidth=0.8)
     ax.axvline(0, color="0.7", linewidth=0.8)
-    ax.set(aspect="equal", xlim=(-1.2, 1.2), ylim=(-1.2, 1.2),
-           xlabel="PE[pos, 2i] = sin(pos·ω_i)", ylabel="PE[pos, 2i+1] = cos(pos·ω_i)",
+    ax.set(aspect="equal", xlim=(-1.45, 1.45), ylim=(-1.45, 1.45),
+           xlabel="x = PE[pos, 2i+1] = cos(pos·ω_i)", ylabel="y = PE[pos, 2i] = sin(pos·ω_i)",
            title=f"Shift is a rotation: pair i = {p['i']}, d_model = {p['d_model']}")
     ax.legend(loc="lower left", fontsize="small")
 
@@ -210,12 +290,12 @@ def _draw_dot(fig):
     p = DOT
     n, d = p["n"], p["d_model"]
     pe = posenc.positional_encoding(2 * n, d, base=p["base"])
-    deltas = np.arange(-(n - 1), n)
-    curve = pe[n - 1 + deltas] @ pe[n - 1]  # PE(n0 + delta) . PE(n0), n0 = n - 1
+    shifts = np.arange(-(n - 1), n)
+    curve = pe[n - 1 + shifts] @ pe[n - 1]  # PE(m + k) . PE(m), m = n - 1
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
-    left.plot(deltas, curve, color=BLUE)
-    left.set(xlabel="distance Δ = m − n", ylabel="PE(m)·PE(n)", ylim=(-d / 2, d / 2 * 1.05),
-             title=f"Dot product against distance (d_model = {d})")
+    left.plot(shifts, curve, color=BLUE)
+    left.set(xlabel="shift k = n − m", ylabel="PE(m)·PE(n)", ylim=(-d / 2, d / 2 * 1.05),
+             title=f"Dot product against the shift (d_model = {d})")
     gram = pe[:n] @ pe[:n].T
     image = right.imshow(gram, cmap=CMAP, vmin=-d / 2, vmax=d / 2, interpolation="nearest")
     right.set(xlabel="n", ylabel="m", title="Gram matrix PE(m)·PE(n)")
@@ -224,17 +304,29 @@ def _draw_dot(fig):
 
 def _draw_rope(fig):
     p = ROPE
-    distances, added, rope = _rope_scores()
+    shifts, added, rope = _rope_scores()
     ax = fig.subplots()
-    ax.plot(distances, added, color=BLUE, label="added: (x + PE(Δ))·(x + PE(0))")
-    ax.plot(distances, rope, color=ORANGE, linestyle="--", label="RoPE: R(Δ)x · R(0)x")
-    ax.set(xlabel="distance Δ (query at Δ, key at 0)", ylabel="score q·k",
+    ax.plot(shifts, added, color=BLUE, label="added: (x + PE(0))·(x + PE(k))")
+    ax.plot(shifts, rope, color=ORANGE, linestyle="--", label="RoPE: R(0)x · R(k)x")
+    ax.set(xlabel="shift k (query at m = 0, key at n = k)", ylabel="score q·k",
            title=f"RoPE against the added encoding (d_head = {p['d_head']}, base = {p['base']:g})")
     ax.legend(fontsize="small")
 
 
+def _draw_focus(fig):
+    p = FOCUS
+    n, weights, _ = _focus_weights()
+    ax = fig.subplots()
+    ax.plot(n, weights, color=BLUE, label="softmax over n of PE(m)·PE(n)/√d_model")
+    ax.axvline(p["m"], color="0.6", linewidth=1, linestyle=":")
+    ax.set(xlabel="key position n", ylabel="attention weight", ylim=(0, 0.35),
+           title=f"Position-only attention of a query at m = {p['m']} "
+                 f"(d_model = {p['d_model']}, base = {p['base']:g})")
+    ax.legend(fontsize="small")
+
+
 DRAW = {"table": (_draw_table, (8, 6.5)), "rotation": (_draw_rotation, (5.5, 5.5)),
-        "dot": (_draw_dot, (9, 4)), "rope": (_draw_rope, (8, 4))}
+        "dot": (_draw_dot, (9, 4)), "rope": (_draw_rope, (8, 4)), "focus": (_draw_focus, (8, 4))}
 
 
 def write_static_images(app):
@@ -267,13 +359,35 @@ def colormap_script() -> str:
             f'window.posencExplorerColormap = {{name: "{CMAP}", rgb: "{hex_colours}"}};\n')
 
 
+def _d3_files():
+    """The UMD builds of D3_MODULES in node_modules; a clear error when `npm ci` did not run."""
+    from sphinx.errors import ExtensionError
+
+    files = [NODE_MODULES / name / "dist" / f"{name}.min.js" for name in D3_MODULES]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise ExtensionError("posenc-explorer: the d3 modules of the figures are missing "
+                             f"({', '.join(missing)}): run `npm ci` in the repository first")
+    return files
+
+
+def d3_script() -> str:
+    """The d3 modules, concatenated (each keeps its licence line)."""
+    return "\n".join(f.read_text() for f in _d3_files()) + "\n"
+
+
+def check_d3(app):
+    _d3_files()
+
+
 def write_assets(app, exception):
-    """Write the colour map, and copy the module (also when the project's html_static_path
-    does not list book/_static), into the build's _static folder."""
+    """Write the colour map and d3, and copy the module (also when the project's
+    html_static_path does not list book/_static), into the build's _static folder."""
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
-        (static / STATIC_FILES[0]).write_text(colormap_script())
+        (static / "posenc-explorer-d3.js").write_text(d3_script())
+        (static / "posenc-explorer-colormap.js").write_text(colormap_script())
         for name in ("posenc-explorer.js", "posenc-explorer.css"):
             shutil.copyfile(STATIC / name, static / name)
 
@@ -294,7 +408,7 @@ def _fingerprint():
 
     digest = hashlib.sha256()
     files = [Path(__file__), STATIC / "posenc-explorer.js", STATIC / "posenc-explorer.css",
-             *sorted(Path(posenc.__file__).parent.glob("*.py"))]
+             *_d3_files(), *sorted(Path(posenc.__file__).parent.glob("*.py"))]
     for path in files:
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -330,10 +444,11 @@ def setup(app):
                  latex=(visit_other, depart_other), text=(visit_other, depart_other))
     app.add_directive("posenc-explorer", PosencExplorer)
     app.connect("builder-inited", init_env)
+    app.connect("builder-inited", check_d3)
     app.connect("builder-inited", write_static_images)
     app.connect("env-get-outdated", outdated)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
     app.connect("build-finished", write_assets)
     app.connect("html-page-context", add_assets)
-    return {"env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
