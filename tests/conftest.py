@@ -7,6 +7,10 @@ would allow other groupings, but pytest-xdist 3.8 cannot rename the tests of pyt
 group, so it spreads a group's tests over the workers.) The slowest files are collected first,
 so that they start first.
 
+Skips that leave a part of the project untested say so in the last lines of the run, with the
+command that enables them: the browser tests without a browser (tests/browsers.py), the
+resolution of requirements.txt without the package index (tests/test_requirements.py).
+
 The fixtures that need something built (the generated assignments, the site, the PDF) ask
 `make` for it through the fixture `make`: make rebuilds only what is older than its sources,
 and a lock lets one worker at a time run it, so the workers never build the same thing twice
@@ -44,6 +48,34 @@ def pytest_collection_modifyitems(items):
         return SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within a file is kept
+
+
+# Skips that leave a whole part untested: {part: (words of the skip reasons, how to enable it)}.
+LOUD_SKIPS = {
+    "browser tests": (("browser tests skipped", "no Chromium", "playwright is not installed"),
+                      "{browser}, or install Chromium or Google Chrome, or set POSENC_CHROMIUM to "
+                      "a Chromium-based browser; POSENC_REQUIRE_BROWSER=1 fails instead of "
+                      "skipping"),
+    "resolution tests": (("resolution tests skipped",),
+                         "run `make test` where the package index answers; "
+                         "POSENC_REQUIRE_INDEX=1 fails instead of skipping"),
+}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    """After everything else: how many tests of each part were skipped, and how to run them."""
+    reasons = [report.longrepr[2] for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple)]
+    for part, (words, enable) in LOUD_SKIPS.items():
+        skipped = [r for r in reasons if any(w in r for w in words)]
+        if skipped:
+            from browsers import enable_command
+
+            terminalreporter.write_sep("!", f"{part} skipped: {len(skipped)}", yellow=True)
+            terminalreporter.write_line(skipped[0].removeprefix("Skipped: "))
+            terminalreporter.write_line("To run them: " + enable.format(
+                browser=f"`{enable_command()}` (Playwright's own Chromium)"))
 
 
 def run_make(*arguments):
@@ -101,7 +133,7 @@ def base_url(make):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Headless Debian Chromium driven by Playwright; skip (or fail, in CI) when missing."""
+    """Headless Chromium (tests/browsers.py) driven by Playwright; skip (or fail, in CI) when missing."""
     from test_site import CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER, _browser_missing
 
     missing = _browser_missing()
