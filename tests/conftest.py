@@ -78,6 +78,50 @@ def pytest_terminal_summary(terminalreporter):
                 browser=f"`{enable_command()}` (Playwright's own Chromium)"))
 
 
+# Notebooks run with portable CPU code paths: every notebook kernel that nbval starts gets
+# PyTorch's portable kernels (ATEN_CPU_CAPABILITY=default) and NumPy's baseline code paths
+# (NPY_DISABLE_CPU_FEATURES naming every optimisation NumPy dispatches to on this CPU: with
+# NumPy 2.4 on x86-64 "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"; the older names AVX2 and FMA3 are
+# refused, with an ImportWarning nobody sees, and leave AVX2 on). An output that depends on the
+# CPU's arithmetic then differs from the one stored (written on another CPU) on any machine, so
+# `make test` catches it in its one nbval run, instead of a second run over every notebook.
+# Only the kernels: the package's own tests keep the machine's fast paths, and NumPy, imported
+# by then, would not read the variable anyway. POSENC_NATIVE_CPU=1 runs the kernels natively.
+def portable_cpu_environment():
+    """{variable: value} that selects portable CPU code paths in PyTorch and NumPy."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+
+    return {"ATEN_CPU_CAPABILITY": "default",
+            "NPY_DISABLE_CPU_FEATURES": " ".join(__cpu_dispatch__)}
+
+
+class PortableKernels:
+    """pytest plugin: start each notebook's kernel (nbval does, at its first cell's setup) with
+    portable_cpu_environment(). Registered by pytest_configure, so that it sees the notebooks
+    of book/ too (a hook of this conftest would see only the items under tests/)."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):
+        if item.path.suffix != ".ipynb" or os.environ.get("POSENC_NATIVE_CPU") == "1":
+            yield
+            return
+        portable = portable_cpu_environment()
+        saved = {name: os.environ.get(name) for name in portable}
+        os.environ.update(portable)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(PortableKernels(), "posenc-portable-kernels")
+
+
 def run_make(*arguments):
     """Run `make arguments` in the repository, one caller at a time; return the finished process.
 
