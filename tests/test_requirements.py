@@ -108,8 +108,7 @@ def summary(lock):
 def resolutions(tmp_path_factory):
     """{(platform, python): (finished uv process, {name: version})}, resolved concurrently.
 
-    uv spends most of a resolution waiting for the index, so the twelve run side by side
-    (one thread per platform, each running its Pythons in turn).
+    uv spends most of a resolution waiting for the index, so the twelve run side by side.
     """
     missing = _index_unreachable()
     if missing and REQUIRE_INDEX:
@@ -117,17 +116,14 @@ def resolutions(tmp_path_factory):
     if missing:
         pytest.skip(f"resolution tests skipped: {missing}")
 
-    def resolve_platform(platform):
-        results = {}
-        for python in SUPPORTED:
-            lock = tmp_path_factory.mktemp("resolution") / "pylock.toml"
-            run = resolve(platform, python, lock)
-            results[platform, python] = run, (summary(lock)[2] if run.returncode == 0 else {})
-        return results
+    def resolve_one(key):
+        lock = tmp_path_factory.mktemp("resolution") / "pylock.toml"
+        run = resolve(*key, lock)
+        return key, (run, summary(lock)[2] if run.returncode == 0 else {})
 
-    with ThreadPoolExecutor(len(PLATFORMS)) as pool:
-        return {key: value for results in pool.map(resolve_platform, PLATFORMS)
-                for key, value in results.items()}
+    keys = [(platform, python) for platform in PLATFORMS for python in SUPPORTED]
+    with ThreadPoolExecutor(len(keys)) as pool:
+        return dict(pool.map(resolve_one, keys))
 
 
 @pytest.mark.parametrize("python", SUPPORTED)
