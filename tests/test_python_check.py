@@ -61,3 +61,21 @@ def test_this_python_passes_the_real_probe():
     """The probe itself, run by a real interpreter (this one, a supported version)."""
     run = _make("--dry-run", "--always-make", ".venv/.installed", f"PYTHON={sys.executable}")
     assert run.returncode == 0, run.stderr
+
+
+def test_the_default_python3_is_checked_before_it_creates_the_venv(tmp_path):
+    """No PYTHON given: an unsupported python3 on the PATH stops make when .venv is missing
+    (here VENV names a folder that does not exist), and only then: `make clean` still runs."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _python(tmp_path, "3.10").rename(bin_dir / "python3")
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "MAKEFLAGS")}
+    run = subprocess.run(["make", "--no-print-directory", "-C", ROOT, "--dry-run", "book",
+                          f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True,
+                         timeout=60, env={**environment, "PATH": path})
+    assert run.returncode != 0 and "found 3.10 at" in run.stderr
+    assert "-m venv" not in run.stdout
+    clean = subprocess.run(["make", "-C", ROOT, "--dry-run", "clean"], capture_output=True,
+                           text=True, timeout=60, env={**environment, "PATH": path})
+    assert clean.returncode == 0, clean.stderr
