@@ -42,6 +42,12 @@ unexport MPLBACKEND
 
 $(STAMP): requirements.txt pyproject.toml
 	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM))))
+	@if [ "$$(uname -s)" = Darwin ] && { [ "$$(uname -m)" != arm64 ] || \
+	    [ "$$(sw_vers -productVersion | cut -d. -f1)" -lt 14 ]; }; then \
+	  echo "$(TORCH_PIN) has macOS wheels for macOS 14 or later on Apple Silicon only; found macOS" \
+	    "$$(sw_vers -productVersion) on $$(uname -m): read the course on Binder or Colab (the" \
+	    "buttons on every page), or run it on Linux (README, 'Your machine')" >&2; exit 1; \
+	fi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@if [ "$$(uname -s)" = Linux ] && [ "$(TORCH_CPU)" != 0 ] && ! $(BIN)/python -m pip show --quiet torch >/dev/null 2>&1; then \
 	  if $(BIN)/python -c '$(TORCH_CPU_PROBE)' 2>/dev/null; then \

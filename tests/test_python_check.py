@@ -79,3 +79,27 @@ def test_the_default_python3_is_checked_before_it_creates_the_venv(tmp_path):
     clean = subprocess.run(["make", "-C", ROOT, "--dry-run", "clean"], capture_output=True,
                            text=True, timeout=60, env={**environment, "PATH": path})
     assert clean.returncode == 0, clean.stderr
+
+
+@pytest.mark.parametrize(("machine", "release", "stops"), [
+    ("x86_64", "14.5", True), ("arm64", "13.6", True), ("arm64", "14.0", False)])
+def test_a_mac_torch_has_no_wheel_for_stops_before_the_venv(tmp_path, machine, release, stops):
+    """uname and sw_vers stand-ins play an Intel Mac, an old macOS, and a supported Mac."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uname").write_text(
+        f'#!/bin/sh\n[ "$1" = -m ] && echo {machine} || echo Darwin\n')
+    (bin_dir / "sw_vers").write_text(f"#!/bin/sh\necho {release}\n")
+    for tool in ("uname", "sw_vers"):
+        (bin_dir / tool).chmod(0o755)
+    python = _python(tmp_path, "3.12")
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "MAKEFLAGS")}
+    environment["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    run = subprocess.run(
+        ["make", "--no-print-directory", "-C", ROOT, f"VENV={tmp_path / 'venv'}",
+         f"PYTHON={python}", str(tmp_path / "venv" / ".installed")], capture_output=True,
+        text=True, timeout=60, env=environment)
+    assert run.returncode != 0  # the stand-in python creates no venv either way
+    assert ("has macOS wheels for macOS 14 or later on Apple Silicon only" in run.stderr) == stops
+    assert (f"found macOS {release} on {machine}" in run.stderr) == stops
+    assert ("-m venv" in run.stdout) != stops
