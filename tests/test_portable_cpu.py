@@ -39,6 +39,7 @@ def test_only_notebook_items_get_the_environment(monkeypatch, native):
     """A test module's setup leaves the environment alone; a notebook's setup sets it, unless
     POSENC_NATIVE_CPU=1, and restores it afterwards."""
     monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    monkeypatch.delenv("POSENC_NATIVE_CPU", raising=False)
     if native:
         monkeypatch.setenv("POSENC_NATIVE_CPU", native)
     plugin = conftest.PortableKernels()
