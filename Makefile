@@ -10,12 +10,30 @@ HTML   := _build/html/index.html
 PDF    := _build/pdf/positional-encoding-course.pdf
 PORT   ?= 8000
 
-# `make book TORCH_CPU=1` (or `make test TORCH_CPU=1`), on a fresh clone: install torch's
-# CPU-only build from PyTorch's wheel index instead of PyPI's build, which pulls several GB of
-# CUDA libraries (for Linux without an NVIDIA GPU). Off by default: it needs that index.
-TORCH_CPU       ?=
+# The Pythons the pins of requirements.txt resolve for on Linux, macOS and Windows
+# (tests/test_requirements.py). PYTHON may name any interpreter; an unsupported one stops make
+# before .venv is created or pip runs: at once when PYTHON is given (`make book PYTHON=...`),
+# or when .venv is about to be created from the default python3. The probe runs on any Python.
+SUPPORTED_PYTHONS := 3.11 3.12 3.13
+python_found   = $(shell $(1) -c 'import sys; print("%d.%d %s" % (sys.version_info[0], sys.version_info[1], sys.executable))' 2>/dev/null)
+python_problem = $(if $(filter $(SUPPORTED_PYTHONS),$(firstword $(1))),,this course needs Python 3.11–3.13; found $(if $(1),$(firstword $(1)) at $(wordlist 2,99,$(1)),no Python at "$(PYTHON)"); set PYTHON=python3.13 (or the path of a Python 3.11–3.13), e.g. make book PYTHON=python3.12)
+PYTHON_PROBLEM = $(call python_problem,$(call python_found,$(PYTHON)))
+ifneq ($(filter command line environment,$(origin PYTHON)),)
+$(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
+endif
+
+# torch's CPU-only build on Linux. PyPI's torch for Linux (x86_64 and aarch64 alike) depends on
+# the CUDA libraries: resolved for Python 3.12, 238 packages and 3.4 GB of wheels, 2.2 GB of them
+# nvidia-* and 0.5 GB torch itself, against 0.19 GB for the CPU build from PyTorch's own index
+# (README, "Your machine"). The course runs on the CPU only, so on Linux `make` installs torch
+# from that index first, when it answers (TORCH_CPU=auto, the default), and otherwise says so
+# and takes torch from pip's index (PyPI, or a local copy pip is configured with).
+# TORCH_CPU=1: the CPU build or stop; TORCH_CPU=0: pip's index (PyPI's CUDA build, for an NVIDIA
+# GPU). macOS and Windows: PyPI's torch is the CPU build there, nothing to do.
+TORCH_CPU       ?= auto
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
-PIP_TORCH_CPU   := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(TORCH_CPU_INDEX))
+TORCH_PIN       := $(shell grep -E '^torch==' requirements.txt)
+TORCH_CPU_PROBE := import urllib.request; urllib.request.urlopen("$(TORCH_CPU_INDEX)/torch/", timeout=10)
 
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
@@ -23,8 +41,27 @@ unexport MPLBACKEND
 .PHONY: book test serve lab strip clean pdf colab-cells assignments mutation wheelhouse
 
 $(STAMP): requirements.txt pyproject.toml
+	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM))))
+	@if [ "$$(uname -s)" = Darwin ] && { [ "$$(uname -m)" != arm64 ] || \
+	    [ "$$(sw_vers -productVersion | cut -d. -f1)" -lt 14 ]; }; then \
+	  echo "$(TORCH_PIN) has macOS wheels for macOS 14 or later on Apple Silicon only; found macOS" \
+	    "$$(sw_vers -productVersion) on $$(uname -m): read the course on Binder or Colab (the" \
+	    "buttons on every page), or run it on Linux (README, 'Your machine')" >&2; exit 1; \
+	fi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(PIP_TORCH_CPU) --requirement requirements.txt
+	@if [ "$$(uname -s)" = Linux ] && [ "$(TORCH_CPU)" != 0 ] && ! $(BIN)/python -m pip show --quiet torch >/dev/null 2>&1; then \
+	  if $(BIN)/python -c '$(TORCH_CPU_PROBE)' 2>/dev/null; then \
+	    echo "Linux: torch's CPU build from $(TORCH_CPU_INDEX) (TORCH_CPU=0 takes PyPI's, with CUDA)"; \
+	    echo "$(BIN)/python -m pip install --quiet --index-url $(TORCH_CPU_INDEX) $(TORCH_PIN)"; \
+	    $(BIN)/python -m pip install --quiet --index-url $(TORCH_CPU_INDEX) $(TORCH_PIN) || exit 1; \
+	  elif [ "$(TORCH_CPU)" = 1 ]; then \
+	    echo "TORCH_CPU=1: PyTorch's CPU index $(TORCH_CPU_INDEX) does not answer" >&2; exit 1; \
+	  else \
+	    echo "note: PyTorch's CPU index $(TORCH_CPU_INDEX) does not answer: torch comes from pip's index;"; \
+	    echo "      on PyPI its Linux build adds about 2.2 GB of CUDA libraries (README, 'Your machine')"; \
+	  fi; \
+	fi
+	$(BIN)/python -m pip install --quiet --requirement requirements.txt
 	touch $@
 
 # Student and autograder versions of every assignment master assignments/<name>/<name>.ipynb,

@@ -7,6 +7,10 @@ would allow other groupings, but pytest-xdist 3.8 cannot rename the tests of pyt
 group, so it spreads a group's tests over the workers.) The slowest files are collected first,
 so that they start first.
 
+Skips that leave a part of the project untested say so in the last lines of the run, with the
+command that enables them: the browser tests without a browser (tests/browsers.py), the
+resolution of requirements.txt without the package index (tests/test_requirements.py).
+
 The fixtures that need something built (the generated assignments, the site, the PDF) ask
 `make` for it through the fixture `make`: make rebuilds only what is older than its sources,
 and a lock lets one worker at a time run it, so the workers never build the same thing twice
@@ -44,6 +48,78 @@ def pytest_collection_modifyitems(items):
         return SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within a file is kept
+
+
+# Skips that leave a whole part untested: {part: (words of the skip reasons, how to enable it)}.
+LOUD_SKIPS = {
+    "browser tests": (("browser tests skipped", "no Chromium", "playwright is not installed"),
+                      "{browser}, or install Chromium or Google Chrome, or set POSENC_CHROMIUM to "
+                      "a Chromium-based browser; POSENC_REQUIRE_BROWSER=1 fails instead of "
+                      "skipping"),
+    "resolution tests": (("resolution tests skipped",),
+                         "run `make test` where the package index answers; "
+                         "POSENC_REQUIRE_INDEX=1 fails instead of skipping"),
+}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    """After everything else: how many tests of each part were skipped, and how to run them."""
+    reasons = [report.longrepr[2] for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple)]
+    for part, (words, enable) in LOUD_SKIPS.items():
+        skipped = [r for r in reasons if any(w in r for w in words)]
+        if skipped:
+            from browsers import enable_command
+
+            terminalreporter.write_sep("!", f"{part} skipped: {len(skipped)}", yellow=True)
+            terminalreporter.write_line(skipped[0].removeprefix("Skipped: "))
+            terminalreporter.write_line("To run them: " + enable.format(
+                browser=f"`{enable_command()}` (Playwright's own Chromium)"))
+
+
+# Notebooks run with portable CPU code paths: every notebook kernel that nbval starts gets
+# PyTorch's portable kernels (ATEN_CPU_CAPABILITY=default) and NumPy's baseline code paths
+# (NPY_DISABLE_CPU_FEATURES naming every optimisation NumPy dispatches to on this CPU: with
+# NumPy 2.4 on x86-64 "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"; the older names AVX2 and FMA3 are
+# refused, with an ImportWarning nobody sees, and leave AVX2 on). An output that depends on the
+# CPU's arithmetic then differs from the one stored (written on another CPU) on any machine, so
+# `make test` catches it in its one nbval run, instead of a second run over every notebook.
+# Only the kernels: the package's own tests keep the machine's fast paths, and NumPy, imported
+# by then, would not read the variable anyway. POSENC_NATIVE_CPU=1 runs the kernels natively.
+def portable_cpu_environment():
+    """{variable: value} that selects portable CPU code paths in PyTorch and NumPy."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+
+    return {"ATEN_CPU_CAPABILITY": "default",
+            "NPY_DISABLE_CPU_FEATURES": " ".join(__cpu_dispatch__)}
+
+
+class PortableKernels:
+    """pytest plugin: start each notebook's kernel (nbval does, at its first cell's setup) with
+    portable_cpu_environment(). Registered by pytest_configure, so that it sees the notebooks
+    of book/ too (a hook of this conftest would see only the items under tests/)."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):
+        if item.path.suffix != ".ipynb" or os.environ.get("POSENC_NATIVE_CPU") == "1":
+            yield
+            return
+        portable = portable_cpu_environment()
+        saved = {name: os.environ.get(name) for name in portable}
+        os.environ.update(portable)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(PortableKernels(), "posenc-portable-kernels")
 
 
 def run_make(*arguments):
@@ -101,7 +177,7 @@ def base_url(make):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Headless Debian Chromium driven by Playwright; skip (or fail, in CI) when missing."""
+    """Headless Chromium (tests/browsers.py) driven by Playwright; skip (or fail, in CI) when missing."""
     from test_site import CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER, _browser_missing
 
     missing = _browser_missing()

@@ -7,6 +7,7 @@ notebooks import (their code cells, read with ast), each at the version the root
 requirements.txt pins.
 """
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,13 +111,24 @@ def test_binder_provides_everything_the_notebooks_import(owners):
 
 
 def _install_recipe(*variables):
-    """The pip command `make` would run to set up .venv, with the given variables."""
+    """The shell commands `make` would run to set up .venv, with the given variables."""
     dry = subprocess.run(["make", "--dry-run", "--always-make", "-C", ROOT, ".venv/.installed",
                           *variables], capture_output=True, text=True, check=True)
-    return next(line for line in dry.stdout.splitlines() if " -m pip install " in line)
+    return dry.stdout
+
+
+TORCH_FROM_CPU_INDEX = f"-m pip install --quiet --index-url {CPU_INDEX} torch=="
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
-def test_makefile_opts_in_to_the_cpu_index_with_torch_cpu_1():
-    assert f"--extra-index-url {CPU_INDEX}" in _install_recipe("TORCH_CPU=1")
-    assert "--extra-index-url" not in _install_recipe()
+def test_makefile_takes_torch_from_the_cpu_index_on_linux_unless_torch_cpu_0():
+    torch = str(ROOT_PINS["torch"].specifier).removeprefix("==")
+    assert TORCH_FROM_CPU_INDEX + torch in _install_recipe()
+    assert '[ "$(uname -s)" = Linux ] && [ "auto" != 0 ]' in _install_recipe()
+    assert '[ "0" != 0 ]' in _install_recipe("TORCH_CPU=0")
+
+
+def test_binder_python_is_one_the_makefile_supports():
+    supported = re.search(r"^SUPPORTED_PYTHONS := (.+)$", (ROOT / "Makefile").read_text(),
+                          re.M).group(1).split()
+    assert (BINDER / "runtime.txt").read_text().strip().removeprefix("python-") in supported

@@ -108,3 +108,20 @@ def test_every_written_pip_install_names_the_configured_repository():
     assert found, "no pip install of the package from the repository is shown"
     wrong = [f for f in found if f[1:] != (URL, BRANCH)]
     assert wrong == []
+
+
+# Colab's Python (its runtime, November 2026); the install cell installs posenc there.
+COLAB_PYTHON = "3.12"
+
+
+def test_colabs_python_is_supported_by_the_package_and_the_makefile():
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+
+    root = Path(__file__).resolve().parents[1]
+    supported = re.search(r"^SUPPORTED_PYTHONS := (.+)$", (root / "Makefile").read_text(),
+                          re.M).group(1).split()
+    requires = tomllib.loads((root / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert COLAB_PYTHON in supported
+    assert SpecifierSet(requires).contains(f"{COLAB_PYTHON}.0")

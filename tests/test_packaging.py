@@ -14,6 +14,7 @@ NumPy for the wheel) comes from the wheelhouse that `make test`'s setup download
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -23,6 +24,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import posenc
@@ -131,6 +133,12 @@ def test_wheel_installs_alone_and_imports_numpy_only(dist, tmp_path):
     assert added == base | {"posenc"}
 
 
+def _here(requirements):
+    """The requirement strings whose environment marker holds on this machine."""
+    return [r for r in requirements
+            if Requirement(r).marker is None or Requirement(r).marker.evaluate({"extra": ""})]
+
+
 def _imports(module):
     """Third-party modules a module of the package imports (functions included)."""
     return imported_modules((PACKAGE / module).read_text()) - {"posenc"}
@@ -142,7 +150,7 @@ def test_extras_provide_what_each_module_imports(module):
     extras = PYPROJECT["project"]["optional-dependencies"]
     wanted = MODULE_EXTRAS.get(module, set())
     requirements = [*PYPROJECT["project"]["dependencies"], *(r for e in wanted for r in extras[e])]
-    provided = closure(declared(requirements))
+    provided = closure(declared(_here(requirements)))
     owners = providers()
     missing = {name: owners.get(name) for name in _imports(module)
                if not owners.get(name, set()) & provided}
@@ -156,4 +164,38 @@ def test_every_extra_is_imported_by_its_module():
         modules = [m for m, wanted in MODULE_EXTRAS.items() if extra in wanted]
         assert modules, f"no module uses the extra [{extra}]"
         imported = {d for m in modules for name in _imports(m) for d in owners.get(name, ())}
-        assert declared(requirements) <= imported, f"[{extra}] installs what no module imports"
+        assert declared(_here(requirements)) <= imported, f"[{extra}] installs what no module imports"
+
+
+# One machine of each platform the course supports (tests/test_requirements.py resolves the
+# pins for each): sys_platform and platform_machine as Python reports them there.
+PLATFORMS = {"Linux x86_64": {"sys_platform": "linux", "platform_machine": "x86_64"},
+             "Linux aarch64": {"sys_platform": "linux", "platform_machine": "aarch64"},
+             "macOS arm64": {"sys_platform": "darwin", "platform_machine": "arm64"},
+             "Windows x86_64": {"sys_platform": "win32", "platform_machine": "AMD64"}}
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_tensorflow_extra_installs_one_tensorflow_as_requirements_txt_does(platform):
+    """The [tensorflow] extra picks the distribution requirements.txt picks, on each platform."""
+    def chosen(requirements):
+        environment = {**PLATFORMS[platform], "extra": ""}
+        return {canonicalize_name(r.name) for r in map(Requirement, requirements)
+                if r.name.startswith("tensorflow") and (r.marker is None
+                                                         or r.marker.evaluate(environment))}
+
+    pins = [line.split("#")[0] for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if line.startswith("tensorflow")]
+    extra = chosen(PYPROJECT["project"]["optional-dependencies"]["tensorflow"])
+    assert len(extra) == 1
+    assert extra == chosen(pins)
+
+
+def test_requires_python_is_the_makefiles_oldest_supported_python():
+    """requires-python starts where the Makefile's SUPPORTED_PYTHONS start (no upper bound)."""
+    makefile = (ROOT / "Makefile").read_text()
+    supported = re.search(r"^SUPPORTED_PYTHONS := (.+)$", makefile, re.M).group(1).split()
+    assert PYPROJECT["project"]["requires-python"] == f">={supported[0]}"
+    classifiers = {c.rsplit(" :: ", 1)[1] for c in PYPROJECT["project"]["classifiers"]
+                   if c.startswith("Programming Language :: Python :: 3.")}
+    assert classifiers == set(supported)

@@ -2,8 +2,8 @@
 
 The fixtures `base_url` and `browser` (in conftest.py, shared with tests/test_explore.py: one
 Playwright per process) build the book (`make book`) when its HTML is missing or older than its
-sources, serve it on a loopback port with Python's http.server, and drive Debian's Chromium with
-Playwright; this module holds their helpers. Each page
+sources, serve it on a loopback port with Python's http.server, and drive Chromium (wherever it
+is: tests/browsers.py) with Playwright; this module holds their helpers. Each page
 of _toc.yml is loaded once per viewport and what the browser saw is kept in a report that the
 tests below read, so a failure names the page and the check. A page that is byte for byte the
 same as in an earlier run, with the same scripts, styles and images, is not loaded again: its
@@ -12,7 +12,8 @@ report is reused (tests/reuse.py); a fresh clone loads every page.
 Environment variables:
   POSENC_REQUIRE_BROWSER=1  turn "Chromium or Playwright is missing" skips into failures
                             (.ci/run sets it, so CI always runs these tests)
-  POSENC_CHROMIUM           the browser executable (default /usr/bin/chromium)
+  POSENC_CHROMIUM           the browser executable (default: the first of tests/browsers.py's
+                            places that has one)
   POSENC_BOOK_OUTPUT        the folder that holds _build/ (default: the repository root), i.e.
                             jupyter-book's --path-output; screenshots go to its _build/screenshots
 """
@@ -35,13 +36,17 @@ import pytest
 import yaml
 from sphinx_external_toc.parsing import parse_toc_yaml
 
+from browsers import DEFAULT, enable_command, find_chromium
 from reuse import digest, keep, kept
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT)) / "_build"
 HTML = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
-CHROMIUM = Path(os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM, CHROMIUM_FOUND_BY = find_chromium()
+CHROMIUM = CHROMIUM or DEFAULT
+if CHROMIUM_FOUND_BY:  # for the commands the tests run: `make pdf` (tools/print_pdf.py)
+    os.environ["POSENC_CHROMIUM"] = str(CHROMIUM)
 REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER") == "1"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-background-networking", "--disable-component-update"]
@@ -114,8 +119,10 @@ def _browser_missing():
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "the Python package playwright is not installed (pip install -r requirements.txt)"
+    if CHROMIUM_FOUND_BY is None:
+        return f"no Chromium or Chrome found (run `{enable_command()}`, or set POSENC_CHROMIUM)"
     if not CHROMIUM.exists():
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set POSENC_CHROMIUM)"
+        return f"no Chromium at {CHROMIUM} ({CHROMIUM_FOUND_BY})"
     return None
 
 

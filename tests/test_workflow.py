@@ -133,3 +133,19 @@ def test_release_attaches_the_pdf_and_the_distributions():
     create = next(r for r in _runs("github-release", RELEASE_JOBS) if "gh release create" in r)
     assert "pdf/positional-encoding-course.pdf" in create and "dist/*" in create
     assert "--notes-file notes.md" in create
+
+
+def test_package_job_runs_the_numpy_tests_on_every_supported_python():
+    makefile = (ROOT / "Makefile").read_text()
+    supported = re.search(r"^SUPPORTED_PYTHONS := (.+)$", makefile, re.M).group(1).split()
+    matrix = JOBS["package"]["strategy"]["matrix"]
+    assert matrix["python"] == supported
+    assert "macos-14" in matrix["os"]
+    install, tests = _runs("package")
+    assert install.startswith("python -m pip install -e . ")
+    named = re.findall(r"tests/\S+\.py", tests)
+    assert named and all((ROOT / name).exists() for name in named)
+    for name in named:  # NumPy only: no framework, browser or notebook tool
+        source = (ROOT / name).read_text()
+        assert not re.search(r"^\s*(import|from) (torch|tensorflow|keras|jax|matplotlib|nbformat"
+                             r"|playwright|otter)\b", source, re.M), name
