@@ -98,7 +98,7 @@ BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.
 HTML_BUILT   := _build/.html-built
 PDF_PRINTED  := _build/pdf/.printed
 
-$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) | $(STAMP)
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
 
@@ -120,10 +120,13 @@ $(WHEELHOUSE)/.complete: requirements.txt pyproject.toml | $(STAMP)
 	$(BIN)/python -m pip download --quiet --only-binary=:all: --dest $(WHEELHOUSE) $(WHEELS)
 	touch $@
 
-# axe-core, the accessibility checker tests/test_explore.py runs in Chromium (package-lock.json).
-AXE := node_modules/axe-core/axe.min.js
+# The JavaScript packages of package-lock.json: the d3 modules that the book's interactive figures
+# use (book/_ext/posenc_explorer.py copies them into the site, so `make book` needs them) and
+# axe-core, the accessibility checker tests/test_explore.py runs in Chromium.
+NODE_MODULES := node_modules/.installed
 
-$(AXE): package.json package-lock.json
+$(NODE_MODULES): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for the interactive figures' d3 modules: install Node.js and npm (README.md, Your machine)" >&2; exit 2; }
 	npm ci --no-audit --no-fund
 	touch $@
 
@@ -133,7 +136,7 @@ $(AXE): package.json package-lock.json
 # 15 slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 
-test: $(STAMP) $(WHEELHOUSE)/.complete $(AXE)
+test: $(STAMP) $(WHEELHOUSE)/.complete $(NODE_MODULES)
 	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 		--durations=15
 
@@ -183,7 +186,7 @@ strip: $(STAMP)
 # Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
 # Built again only when a source of the book, an assignment or the printing tools changed.
-$(PDF): $(BOOK_SOURCES) $(ASSIGNED) tools/print_pdf.py tools/print.css | $(STAMP)
+$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
 	touch $(PDF_PRINTED)
