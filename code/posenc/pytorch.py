@@ -649,19 +649,23 @@ class LearnedPositionalEmbedding(nn.Module):
                 positions = offset.to(device) + torch.arange(seq_len, device=device)
                 return self.dropout(x + self.embedding(positions).to(x.dtype))
             offset = int(offset)
-        if not _tracing():
+        if torch.compiler.is_compiling():  # torch.compile, torch.export: a symbolic check
+            end = offset + seq_len
+            if torch.compiler.is_exporting():  # strict export takes no message (torch 2.13)
+                torch._check(end <= self.max_len)
+            else:  # fullgraph needs a message built from constants only
+                message = (f"offset + seq_len runs past max_len={self.max_len}: a learned "
+                           f"positional embedding has rows for positions 0 to "
+                           f"{self.max_len - 1} only")
+                torch._check(end <= self.max_len, lambda: message)
+        else:
             offset = check_int("offset", offset)
-        end = offset + _concrete(seq_len)
-        if isinstance(end, int) and end > self.max_len:
-            raise ValueError(
-                f"positions {offset} to {end - 1} (offset={offset}, seq_len={end - offset}) "
-                f"run past max_len={self.max_len}: a learned positional embedding has rows "
-                f"for positions 0 to {self.max_len - 1} only")
-        # A traced length: the check runs with the graph. Its message is built from
-        # constants only, as torch.compile(fullgraph=True) requires.
-        message = (f"offset + seq_len runs past max_len={self.max_len}: a learned positional "
-                   f"embedding has rows for positions 0 to {self.max_len - 1} only")
-        torch._check(end <= self.max_len, lambda: message)
+            end = offset + _concrete(seq_len)
+            if end > self.max_len:
+                raise ValueError(
+                    f"positions {offset} to {end - 1} (offset={offset}, seq_len={end - offset}) "
+                    f"run past max_len={self.max_len}: a learned positional embedding has "
+                    f"rows for positions 0 to {self.max_len - 1} only")
         positions = offset + torch.arange(seq_len, device=device)
         return self.dropout(x + self.embedding(positions).to(x.dtype))
 
