@@ -57,7 +57,8 @@ def _outside_traces():
     """A context in which new tensors are concrete, even while a function is being traced.
 
     TensorFlow: ``tf.init_scope`` (an eager tensor, never one owned by a graph being
-    traced); JAX: ``jax.ensure_compile_time_eval``; PyTorch runs eagerly.
+    traced); JAX: ``jax.ensure_compile_time_eval``; PyTorch: the real device (Keras' symbolic
+    calls run on the meta device, whose tensors hold no values).
     """
     backend = keras.backend.backend()
     if backend == "tensorflow":
@@ -67,6 +68,10 @@ def _outside_traces():
     if backend == "jax":
         jax = _jax()
         return jax.ensure_compile_time_eval()
+    if backend == "torch":  # Keras traces symbolic calls on the meta device
+        import torch
+
+        return keras.device("cuda" if torch.cuda.is_available() else "cpu")
     return contextlib.nullcontext()
 
 
