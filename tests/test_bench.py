@@ -21,3 +21,12 @@ def test_prints_one_row_per_comparison(capsys):
 def test_numpy_only(capsys):
     rows = bench.main(TINY + ["--frameworks", "none"])
     assert [name for name, _, _ in rows] == ["loops / vectorized", "textbook / posenc"]
+
+
+def test_compiled_block_row(capsys):
+    """The compiled-block row, with the cheap eager back end (inductor's C++ build is what the
+    benchmark itself measures; the tests compile with inductor once, in test_export.py)."""
+    rows = bench.main(TINY + ["--compiled", "--compile-backend", "eager"])
+    assert rows[-1][0] == "compiled block, module / add"
+    assert rows[-1][1] == "(2, 5, 8) float32" and rows[-1][2][2] > 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("compiled block, module / add")

@@ -318,14 +318,27 @@ def test_positions_of_a_left_padded_batch():
     torch.testing.assert_close(shared, module(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("top, grown", [(15, 16), (20, 32), (40, 41), (2**40, 16)])
+@pytest.mark.parametrize("top, grown", [(15, 16), (20, 32), (40, 16), (2**40, 16)])
 def test_positions_past_the_table(top, grown):
+    """The table grows to twice its length, or by no more rows than positions were asked
+    for; other rows are computed on their own (40: 25 new rows for 4 positions)."""
     module = PositionalEncoding(8, max_len=16)
     positions = torch.tensor([[2, top], [0, 1]]) if top < 2**40 else torch.tensor([[2**40 - 1, top]])
     out = module(torch.zeros(positions.shape + (8,), dtype=torch.float64), positions=positions)
     assert module.max_len == grown
     expected = exact_encoding(positions.ravel().tolist(), 8).reshape(out.shape)
     np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=max(top * 2.0**-52, 1e-15))
+
+
+def test_near_and_far_positions_together():
+    """0 and 2**40 in one call: rows computed for the positions asked for, not a table of
+    2**40 rows (the issue's MemoryError of 8 TiB)."""
+    module = PositionalEncoding(8, max_len=16)
+    positions = torch.tensor([[0, 2**40, 3], [2**40 + 5, 1, 0]])
+    out = module(torch.zeros(2, 3, 8, dtype=torch.float64), positions=positions)
+    assert module.max_len == 16
+    expected = exact_encoding(positions.ravel().tolist(), 8).reshape(out.shape)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=2.0**40 * 2.0**-52)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [

@@ -18,6 +18,8 @@ import posenc  # noqa: E402
 import posenc.relative  # noqa: E402
 from posenc.pytorch import ALiBi, LearnedPositionalEmbedding, RotaryEmbedding, alibi_bias  # noqa: E402
 
+from hf_rope_reference import apply_rotary_pos_emb  # noqa: E402
+
 
 def exactly(message):
     return "^" + re.escape(message) + "$"
@@ -340,7 +342,7 @@ def test_rotary_positions_of_a_left_padded_batch(layout):
         for t in range(5):
             expected = posenc.rope(x[b, :, t:t + 1].numpy(), offset=int(positions[b, 0, t]), layout=layout)
             np.testing.assert_allclose(got[b, :, t:t + 1].numpy(), expected, rtol=0, atol=1e-15)
-    assert rotary.max_len == 41  # grew for position 40
+    assert rotary.max_len == 8  # 33 new rows for 10 positions: position 40 computed on its own
     q_rot, k_rot = rotary(x, x, positions=positions)
     torch.testing.assert_close(q_rot, got, rtol=0, atol=0)
 
@@ -361,7 +363,8 @@ def test_rotary_exact_to_float32_at_long_positions():
     ({"positions": torch.zeros(5)}, TypeError,
      "positions must be an integer torch.Tensor of shape (..., seq_len), got a tensor of dtype torch.float32"),
     ({"positions": torch.arange(4)}, ValueError, "positions must have shape (..., seq_len) with "
-     "seq_len=5, broadcastable to the input's (2, 5), got shape (4,)"),
+     "seq_len=5, broadcastable to the input's (2, 5), got shape (4,); this module reads the "
+     "sequence from axis -2 of x (axes='bhsd'), and 2-D positions of a 4-D x as (batch, seq_len)"),
     ({"positions": torch.tensor([0, 1, -2, 3, 4])}, ValueError, "positions must be >= 0, got a minimum of -2"),
     ({"positions": torch.arange(5), "offset": 2}, ValueError, "pass either offset or positions, not both"),
     ({"offset": torch.tensor(1.0)}, TypeError,
@@ -374,6 +377,61 @@ def test_rotary_offset_and_positions_errors(kwargs, error, message):
     with pytest.raises(error, match=exactly(message)):
         rotary.rotate(torch.zeros(2, 5, 8), **kwargs)
     assert rotary.max_len == 10
+
+
+# --- RotaryEmbedding: axis orders and Hugging Face's position ids ----------------------------------
+
+
+def hf_cos_sin(position_ids, head_dim, base=10000.0):
+    """cos and sin as transformers' Llama builds them, ``(batch, seq_len, head_dim)``, but in
+    float64 from the float64 frequencies (Hugging Face computes them in float32)."""
+    inv_freq = torch.from_numpy(posenc.angular_frequencies(head_dim, base=base)[0::2])
+    freqs = position_ids.to(torch.float64)[..., None] * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def test_rotary_hugging_face_position_ids_of_left_padded_rows():
+    """(batch, seq_len) position ids with q of (batch, heads, seq_len, head_dim), batch equal
+    to heads (the case that used to mix rows and heads silently): transformers' own
+    apply_rotary_pos_emb (vendored) gives the same result."""
+    rotary = RotaryEmbedding(16, max_len=8, layout="half")
+    q, k = randn(3, 3, 5, 16, seed=30, dtype=torch.float64), randn(3, 3, 5, 16, seed=31, dtype=torch.float64)
+    position_ids = torch.tensor([[0, 0, 0, 1, 2], [0, 0, 1, 2, 3], [0, 1, 2, 3, 4]])
+    cos, sin = hf_cos_sin(position_ids, 16)
+    expected = apply_rotary_pos_emb(q, k, cos, sin)
+    for got, want in zip(rotary(q, k, positions=position_ids), expected):
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-13)
+
+
+def test_rotary_bshd_equals_bhsd_transposed_and_hugging_face():
+    """axes="bshd": (batch, seq_len, heads, head_dim), as keras-hub, torchtune, lucidrains
+    (seq_before_head_dim=True) and Meta's reference lay tensors out; Hugging Face's function
+    with unsqueeze_dim=2 is the reference."""
+    bhsd = RotaryEmbedding(8, max_len=4, layout="half")
+    bshd = RotaryEmbedding(8, max_len=4, layout="half", axes="bshd")
+    q = randn(2, 6, 3, 8, seed=32, dtype=torch.float64)  # (batch, seq_len, heads, head_dim)
+    for offset in (0, 5):
+        expected = bhsd.rotate(q.transpose(1, 2), offset).transpose(1, 2)
+        torch.testing.assert_close(bshd.rotate(q, offset), expected, rtol=0, atol=0)
+    position_ids = torch.tensor([[0, 0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5]])
+    cos, sin = hf_cos_sin(position_ids, 8)
+    want, _ = apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=2)
+    torch.testing.assert_close(bshd.rotate(q, positions=position_ids), want, rtol=0, atol=1e-13)
+    assert "axes='bshd'" in repr(bshd)
+
+
+def test_rotary_axes_are_checked_where_the_shapes_allow():
+    bshd = RotaryEmbedding(8, axes="bshd")
+    with pytest.raises(ValueError, match=exactly(
+            "with axes='bshd', x must have shape (..., seq_len, heads, head_dim), got shape (5, 8)")):
+        bshd.rotate(torch.zeros(5, 8))
+    # (batch, heads, seq_len, head_dim) given to a "bshd" module: 7 positions, axis -3 has 4.
+    with pytest.raises(ValueError, match=r"axis -3 of x \(axes='bshd'\)"):
+        bshd.rotate(torch.zeros(2, 4, 7, 8), positions=torch.arange(7))
+    for bad, error in (("sbhd", ValueError), (2, TypeError)):
+        with pytest.raises(error, match="axes must be 'bhsd'"):
+            RotaryEmbedding(8, axes=bad)
 
 
 # --- ALiBi, the module ---------------------------------------------------------------------------

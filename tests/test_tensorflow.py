@@ -276,28 +276,30 @@ def test_failed_growth_leaves_the_layer_as_it_was(monkeypatch):
     assert_layer_encodes(layer, 5, offset=3)
 
 
+#: Rows computed inside a graph past the table: within 2**-20 + pos * 2**-52 of eager.
+def graph_bound(pos):
+    return 2.0**-20 + pos * 2.0**-52
+
+
 @tf_only
-def test_run_time_positions_must_lie_in_the_table():
-    """A length known only when the graph runs: rows come from the table, and positions
-    outside it stop the graph with an error naming the limit (never a wrong row)."""
+def test_run_time_positions_past_the_table_are_computed_in_the_graph():
+    """A length or an offset known only when the graph runs: rows below max_len come from
+    the table, the others are computed in the graph (before issue 28: an error)."""
     layer = PositionalEncoding(max_len=10)
     signature = [tf.TensorSpec([None, None, 8], tf.float32)]
     run = tf.function(lambda x: layer(x, offset=3), input_signature=signature)
-    out = run(tf.zeros((2, 7, 8)))  # rows 3 .. 9: the whole end of the table
-    np.testing.assert_allclose(out.numpy()[0], posenc.positional_encoding(7, 8, offset=3), atol=1e-7)
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"positions known only at run time must be < max_len=10, the length of the table"):
-        run(tf.zeros((2, 8, 8)))
+    for length in (7, 8, 300):  # the end of the table, one row past it, 2 digits
+        out = run(tf.zeros((2, length, 8)))
+        np.testing.assert_allclose(out.numpy()[0], posenc.positional_encoding(length, 8, offset=3),
+                                   rtol=0, atol=graph_bound(length))
     tensor = tf.function(lambda x, t: layer(x, offset=t),
                          input_signature=signature + [tf.TensorSpec([], tf.int64)])
-    np.testing.assert_allclose(tensor(tf.zeros((1, 2, 8)), tf.constant(8, tf.int64)).numpy()[0],
-                               posenc.positional_encoding(2, 8, offset=8), atol=1e-7)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="must be < max_len=10"):
-        tensor(tf.zeros((1, 2, 8)), tf.constant(2**40, tf.int64))  # no int32 wrap-around
-    with pytest.raises(ValueError, match=re.escape(
-            "offset=10 is past the table (max_len=10) and the sequence length is known only at "
-            "run time: raise max_len")):
-        tf.function(lambda x: layer(x, offset=10), input_signature=signature).get_concrete_function()
+    for offset in (8, 2**40):  # no int32 wrap-around
+        np.testing.assert_allclose(tensor(tf.zeros((1, 2, 8)), tf.constant(offset, tf.int64)).numpy()[0],
+                                   posenc.positional_encoding(2, 8, offset=offset), rtol=0,
+                                   atol=graph_bound(offset))
+    out = tf.function(lambda x: layer(x, offset=10), input_signature=signature)(tf.zeros((1, 3, 8)))
+    np.testing.assert_allclose(out.numpy()[0], posenc.positional_encoding(3, 8, offset=10), atol=1e-7)
     assert layer.max_len == 10  # nothing grew
 
 
@@ -314,21 +316,55 @@ def test_tensor_offset_equals_int_offset():
 
 
 def test_tensor_offset_in_a_compiled_decoding_loop():
-    """keras-hub's start_index: one token at a time inside a compiled step. Past the table,
-    a compiled function that cannot stop gives NaN rows, never wrong ones (PyTorch runs
-    eagerly: the offset is known, the row is computed)."""
+    """keras-hub's start_index: one token at a time inside a compiled step, past the table
+    too (rows computed in the graph; before issue 28 they were NaN)."""
     layer = PositionalEncoding(max_len=8)
     step = compiled(lambda x, t: layer(x, offset=t))
     x = ops.zeros((2, 1, 8))
-    for t in (0, 1, 7):
+    for t in (0, 1, 7, 30, 300, 70000):
         got = numpy_of(step(x, ops.convert_to_tensor(t, "int32")))[0]
-        np.testing.assert_allclose(got, exact_encoding([t], 8), rtol=0, atol=6e-8)
-    past = numpy_of(step(x, ops.convert_to_tensor(30, "int32")))[0]
-    if BACKEND == "torch":
-        np.testing.assert_allclose(past, exact_encoding([30], 8), rtol=0, atol=6e-8)
-    else:
-        assert np.all(np.isnan(past))
+        np.testing.assert_allclose(got, exact_encoding([t], 8), rtol=0,
+                                   atol=6e-8 if t < 256 else graph_bound(t))
     assert layer.max_len == 8
+
+
+def test_a_saved_model_serves_any_length(tmp_path):
+    """max_len=16, served at length 40 from a .keras file reloaded into a compiled function
+    (XLA under TensorFlow, jax.jit, eager PyTorch): equal to the eager rows."""
+    inputs = keras.Input(shape=(None, 8))
+    keras.Model(inputs, PositionalEncoding(max_len=16)(inputs)).save(tmp_path / "m.keras")
+    reloaded = keras.models.load_model(tmp_path / "m.keras")
+    x = np.random.default_rng(3).standard_normal((2, 40, 8)).astype("float32")
+    got = numpy_of(compiled(lambda t: reloaded(t))(x))
+    np.testing.assert_allclose(got, x + posenc.positional_encoding(40, 8).astype("float32"),
+                               rtol=0, atol=1e-6)
+    if BACKEND == "tensorflow":  # and in an ordinary tf.function with a dynamic length
+        run = tf.function(lambda t: reloaded(t), input_signature=[tf.TensorSpec([None, None, 8])])
+        np.testing.assert_allclose(run(x).numpy(), got, rtol=0, atol=1e-6)
+
+
+def test_loading_without_importing_posenc_names_the_module(tmp_path):
+    """A .keras file loaded in a fresh Python that never imported posenc.tensorflow: Keras'
+    error names the registered name "posenc.tensorflow>PositionalEncoding" (the docstring's
+    saving section says to import it)."""
+    import subprocess
+    import sys
+
+    inputs = keras.Input(shape=(None, 8))
+    keras.Model(inputs, PositionalEncoding(max_len=16)(inputs)).save(tmp_path / "m.keras")
+    code = f"import keras; keras.models.load_model({str(tmp_path / 'm.keras')!r})"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "Could not locate class 'PositionalEncoding'" in run.stderr
+    assert "'registered_name': 'posenc.tensorflow>PositionalEncoding'" in run.stderr
+    assert "import posenc.tensorflow" in PositionalEncoding.__doc__
+
+
+def test_files_saved_under_the_first_registered_name_load():
+    layer = keras.saving.deserialize_keras_object(
+        {"module": "posenc.tensorflow", "class_name": "PositionalEncoding",
+         "config": {"max_len": 16}, "registered_name": "posenc>PositionalEncoding"})
+    assert isinstance(layer, PositionalEncoding) and layer.max_len == 16
 
 
 def test_positions_of_a_left_padded_batch():
@@ -388,8 +424,9 @@ def test_run_time_checks_inside_tf_function():
     run = tf.function(lambda x, t: layer(x, offset=t))
     with pytest.raises(tf.errors.InvalidArgumentError, match="positions must be >= 0"):
         run(tf.zeros((1, 3, 8)), tf.constant(-1))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="must be < max_len=10"):
-        run(tf.zeros((1, 3, 8)), tf.constant(2**53 - 1, tf.int64))
+    far = run(tf.zeros((1, 3, 8)), tf.constant(2**40, tf.int64)).numpy()[0]  # computed, no error
+    np.testing.assert_allclose(far, posenc.positional_encoding(3, 8, offset=2**40), rtol=0,
+                               atol=graph_bound(2**40))
     at = tf.function(lambda x, p: layer(x, positions=p))
     with pytest.raises(tf.errors.InvalidArgumentError, match="positions must be >= 0"):
         at(tf.zeros((1, 3, 8)), tf.constant([0, -1, 2]))
@@ -565,12 +602,9 @@ def test_tflite_with_builtin_ops_only(seq_len):
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no TensorFlow ops
     flatbuffer = converter.convert()
     rng = np.random.default_rng(0)
-    for length in [12] if seq_len else [1, 12, 32]:  # up to the whole table
+    for length in [12] if seq_len else [1, 12, 32, 40, 300]:  # past the table (32) too
         x = rng.standard_normal((2, length, 8)).astype("float32")
-        np.testing.assert_allclose(run_tflite(flatbuffer, x), model(x).numpy(), rtol=0, atol=1e-6)
-    if seq_len is None:  # past the table: TensorFlow Lite drops assertions, the rows are NaN
-        out = run_tflite(flatbuffer, np.zeros((1, 33, 8), "float32"))
-        assert np.all(np.isfinite(out[0, :32])) and np.all(np.isnan(out[0, 32]))
+        np.testing.assert_allclose(run_tflite(flatbuffer, x), model(x).numpy(), rtol=0, atol=1e-5)
 
 
 @tf_only
@@ -578,5 +612,6 @@ def test_saved_model_export_reloads_and_matches(tmp_path):
     model = encoder(None)
     model.export(tmp_path / "saved", verbose=False)
     reloaded = tf.saved_model.load(tmp_path / "saved")
-    x = np.random.default_rng(0).standard_normal((2, 20, 8)).astype("float32")
-    np.testing.assert_allclose(reloaded.serve(x).numpy(), model(x).numpy(), rtol=0, atol=1e-6)
+    for length in (20, 40):  # max_len=32: 40 is served past the table
+        x = np.random.default_rng(0).standard_normal((2, length, 8)).astype("float32")
+        np.testing.assert_allclose(reloaded.serve(x).numpy(), model(x).numpy(), rtol=0, atol=1e-6)

@@ -16,6 +16,11 @@ Rows:
 - PyTorch module / bare add: ``PositionalEncoding.forward`` against ``x + table[:seq_len]``
   with a ready table, float32 and bfloat16 (cost of the module; 1.0 is free).
 - Keras layer / bare add: the layer's call against ``tf.add`` with a constant table.
+- compiled block, module / bare add (with ``--compiled``): a small Transformer block
+  (attention with ``scaled_dot_product_attention``, then a feed-forward layer) compiled by
+  ``torch.compile(fullgraph=True, dynamic=True)`` with the ``--compile-backend`` (default
+  inductor), fed ``PositionalEncoding(x)`` against the same block fed ``x + table[:seq_len]``;
+  1.0 means the module costs nothing more than the add inside a compiled graph.
 """
 
 from __future__ import annotations
@@ -81,6 +86,56 @@ def pytorch_rows(args):
     return rows
 
 
+class _Block:
+    """A tiny pre-norm Transformer block, built lazily (torch is imported only when used)."""
+
+    @staticmethod
+    def make(d_model: int, heads: int, encode):
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encode, self.heads = encode, heads
+                self.qkv, self.out = nn.Linear(d_model, 3 * d_model), nn.Linear(d_model, d_model)
+                self.ff = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                        nn.Linear(4 * d_model, d_model))
+
+            def forward(self, x):
+                x = self.encode(x)
+                b, n, d = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+                a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+                x = x + self.out(a.transpose(1, 2).reshape(b, n, d))
+                return x + self.ff(x)
+
+        torch.manual_seed(0)
+        return Block().eval()
+
+
+def compiled_rows(args):
+    try:
+        import torch
+    except ImportError:
+        return []
+    from .pytorch import PositionalEncoding
+
+    module = PositionalEncoding(d_model=args.d_model, max_len=args.seq_len).eval()
+    table = module.table()
+
+    def bare(x):
+        return x + table[: x.shape[-2]]
+
+    blocks = [torch.compile(_Block.make(args.d_model, 8, encode), fullgraph=True, dynamic=True,
+                            backend=args.compile_backend) for encode in (module, bare)]
+    x = torch.randn(args.batch, args.seq_len, args.d_model)
+    with torch.no_grad():
+        timing = ratio(lambda: blocks[0](x), lambda: blocks[1](x), repeat=args.repeat,
+                       number=args.number)
+    return [("compiled block, module / add", f"{tuple(x.shape)} float32", timing)]
+
+
 def keras_rows(args):
     try:
         from .tensorflow import PositionalEncoding
@@ -112,6 +167,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--number", type=int, default=5, help="calls per timed run (default 5)")
     parser.add_argument("--frameworks", choices=["all", "none"], default="all",
                         help="'none' times the NumPy rows only")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time a compiled Transformer block with the module against a bare add")
+    parser.add_argument("--compile-backend", default="inductor",
+                        help="torch.compile back end of --compiled (default inductor)")
     return parser.parse_args(argv)
 
 
@@ -123,6 +182,8 @@ def main(argv=None) -> list[tuple[str, str, tuple[float, float, float]]]:
         layer_args = argparse.Namespace(**{**vars(args), "seq_len": args.layer_seq_len,
                                            "d_model": args.layer_d_model})
         rows += pytorch_rows(layer_args) + keras_rows(layer_args)
+        if args.compiled:
+            rows += compiled_rows(layer_args)
     print(f"{'comparison A / B':<28} {'shape':<26} {'A (ms)':>10} {'B (ms)':>10} {'A / B':>7}")
     print(f"{'':<28} {'':<26} {'best':>10} {'best':>10} {'median':>7}")
     for name, shape, (a, b, r) in rows:

@@ -17,7 +17,8 @@ from torch import nn
 from ._validate import (
     check_base, check_dropout, check_int, check_position_range, check_width, check_window,
 )
-from .encoding import encoding_at, float32_round_to_odd
+from ._digits import compose, digit_count, digit_table
+from .encoding import angular_frequencies, encoding_at, float32_round_to_odd
 from .encoding import positional_encoding as _numpy_positional_encoding
 
 
@@ -160,8 +161,9 @@ class _PositionTables(nn.Module):
     Row ``pos`` is ``_values_at(pos)``, computed in float64 on the host (NumPy) and rounded
     once to the table's dtype. Eager calls grow the tables (to at least twice their length)
     or compute far rows on their own; inside ``torch.compile``, ``torch.export`` and
-    ``torch.jit.trace`` nothing grows and nothing is computed on the host: rows are a slice
-    or a gather of the table, and a window past ``max_len`` is an error.
+    ``torch.jit.trace`` nothing grows and nothing is computed on the host: rows inside the
+    table are a gather of it, rows past it are computed in the graph (:meth:`_far_rows`,
+    see :mod:`posenc._digits`), so a graph takes any length.
     """
 
     def __init__(self, width: int, max_len: int, base: float) -> None:
@@ -171,6 +173,7 @@ class _PositionTables(nn.Module):
         check_window(0, self.max_len)
         self.base = check_base(base)
         self._tables: OrderedDict[tuple[torch.dtype, torch.device], torch.Tensor] = OrderedDict()
+        self._far_tables: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
 
     def _values_at(self, positions: np.ndarray) -> np.ndarray:
         """Float64 rows for integer positions: shape ``positions.shape + (width,)``."""
@@ -211,6 +214,39 @@ class _PositionTables(nn.Module):
             self._tables.move_to_end(key)
         return table
 
+    def _far_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """Rows past the table are computed in float64 for float64, else in float32."""
+        return torch.float64 if dtype == torch.float64 else torch.float32
+
+    def _far_constants(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """The constants of :meth:`_far_rows`, cached per (dtype, device): here the digit
+        table (:func:`posenc._digits.digit_table`) of the angular frequencies."""
+        key = (self._far_dtype(dtype), device)
+        table = self._far_tables.get(key)
+        if table is None:
+            table = self._compute_far_constants(*key)
+            self._far_tables[key] = table
+        return table
+
+    @torch.compiler.disable  # host (NumPy) work: never traced
+    def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        frequencies = angular_frequencies(self._width, base=self.base)[0::2]
+        values = digit_table(frequencies, digit_count(64))
+        return torch.from_numpy(values).to(device=device, dtype=dtype)
+
+    def _far_rows(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
+        """Rows for positions computed in the graph, shape ``positions.shape + (width,)``:
+        sines in the even columns, cosines in the odd ones, in ``dtype``."""
+        sin, cos = compose(positions, self._far_constants(dtype, device), digit_count(64),
+                           lambda table, index: table[index])
+        rows = torch.stack((sin, cos), dim=-1).flatten(-2)[..., : self._width]
+        return rows.to(dtype)
+
+    def _prepare(self, dtype: torch.dtype, device: torch.device) -> None:
+        """Compute the tables a graph of ``dtype`` on ``device`` will use, before tracing."""
+        self.table(dtype, device)
+        self._far_constants(dtype, device)
+
     def _apply(self, fn, recurse=True):
         """``.to()``, ``.cuda()``, ``.half()``, ...: prepare the table they target."""
         result = super()._apply(fn, recurse)
@@ -223,6 +259,8 @@ class _PositionTables(nn.Module):
                 table = self._compute(self.max_len, *key)
             self._tables.clear()
             self._tables[key] = table
+            self._far_tables.clear()
+            self._far_constants(*key)
         return result
 
     def _ensure(self, start: int, end: int, dtype, device) -> bool:
@@ -242,30 +280,26 @@ class _PositionTables(nn.Module):
         self._tables[(dtype, device)] = table
         return True
 
-    def _past_table(self, start, seq_len, hint: str = "") -> str:
-        return (f"positions {start} to {start + seq_len - 1} (offset={start}, seq_len={seq_len}) "
-                f"run past max_len={self.max_len}: inside torch.compile, torch.export or "
-                f"torch.jit.trace the table cannot grow; build the module with a max_len that "
-                f"covers the longest input" + hint)
+    def _lookup(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
+        """Rows for integer positions inside a graph: the table's row below ``max_len``,
+        the row computed in the graph from there on; shape ``positions.shape + (width,)``."""
+        far = self._far_rows(positions, dtype, device)
+        if self.max_len == 0:
+            return far
+        inside = self.table(dtype, device)[positions.clamp(0, self.max_len - 1)]
+        return torch.where((positions < self.max_len)[..., None], inside, far)
 
-    def _rows(self, offset, seq_len, dtype, device, hint: str = "") -> torch.Tensor:
+    def _rows(self, offset, seq_len, dtype, device) -> torch.Tensor:
         """Rows for positions ``offset .. offset + seq_len - 1``, shape ``(seq_len, width)``."""
         if isinstance(offset, torch.Tensor):
             offset = _check_tensor_offset(offset)
-            if _tracing() or offset.device.type == "meta":  # no host sync: gather
-                positions = offset.to(device) + torch.arange(seq_len, device=device)
-                return self.table(dtype, device)[positions]
+            if _tracing() or offset.device.type == "meta":  # no host sync
+                return self._lookup(offset.to(device) + torch.arange(seq_len, device=device),
+                                    dtype, device)
             offset = int(offset)  # eager: same path, same values as a Python int
+        if _tracing():  # any length: looked up or computed in the graph
+            return self._lookup(offset + torch.arange(seq_len, device=device), dtype, device)
         offset = check_int("offset", offset)
-        if _tracing():  # a fixed table: slice it (traced sizes stay symbolic)
-            end = offset + _concrete(seq_len)
-            if isinstance(end, int) and end > self.max_len:
-                raise ValueError(self._past_table(offset, _concrete(seq_len), hint))
-            torch._check(end <= self.max_len, lambda: self._past_table(offset, seq_len, hint))
-            table = self.table(dtype, device)
-            if isinstance(seq_len, torch.Tensor):  # torch.jit.trace: keep the length traced
-                return table[offset + torch.arange(seq_len, device=device)]
-            return table[offset : offset + seq_len]
         check_window(offset, seq_len)
         end = offset + seq_len
         if not self._ensure(offset, end, dtype, device):
@@ -273,13 +307,22 @@ class _PositionTables(nn.Module):
         return self.table(dtype, device)[offset:end]
 
     def _rows_at(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
-        """Rows for explicit positions, shape ``positions.shape + (width,)``."""
+        """Rows for explicit positions, shape ``positions.shape + (width,)``.
+
+        Eager: positions inside the table, or all within twice its length, are a gather
+        (the table grown if need be); otherwise every row is computed on the host for
+        its position, so far positions (say 0 and ``2**40`` together) cost memory for the
+        rows asked for only.
+        """
         positions = positions.to(device)
-        if not _tracing() and positions.device.type != "meta" and positions.numel():
+        if _tracing() or positions.device.type == "meta":
+            return self._lookup(positions, dtype, device)
+        if positions.numel():
             low, high = int(positions.min()), int(positions.max())
             check_position_range(low, high)
-            if not self._ensure(low, high + 1, dtype, device):
+            if high >= 2 * self.max_len and high >= self.max_len + positions.numel():
                 return _from_float64(self._values_at(positions.cpu().numpy()), dtype, device)
+            self._ensure(0, high + 1, dtype, device)
         return self.table(dtype, device)[positions]
 
 
@@ -315,7 +358,10 @@ class PositionalEncoding(_PositionTables):
     ``max_len`` grows the table (to at least twice its length), as fairseq's sinusoidal
     embedding does, if the window starts inside the table or fits in twice its length. A
     window further away (say ``offset=2**40`` while decoding) is computed on its own,
-    leaving the table as it is. State changes only once the new table exists: a call that
+    leaving the table as it is. Explicit ``positions`` grow the table when their largest
+    fits in twice its length or adds no more rows than positions were given; otherwise
+    each row is computed for its position (0 and ``2**40`` together cost two rows, not a
+    table of ``2**40``). State changes only once the new table exists: a call that
     fails (e.g. MemoryError) leaves the module as it was. Positions go up to ``2**53``; for
     the accuracy as a function of position see :func:`posenc.positional_encoding`.
 
@@ -332,7 +378,8 @@ class PositionalEncoding(_PositionTables):
         max_len: number of positions computed up front, an ``int >= 0`` (at most
             ``2**53``); it grows when needed in eager calls (read ``module.max_len`` for
             the current length). Inside ``torch.compile``, ``torch.export``,
-            ``torch.jit.trace`` and the ONNX exporters it is the longest input allowed.
+            ``torch.jit.trace`` and the ONNX exporters rows past it are computed in the
+            graph (see "Shipping paths").
         base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
         dropout: probability of the dropout applied to the sum, a real number in
             ``[0, 1]`` (the paper uses 0.1); active only in training mode.
@@ -345,8 +392,7 @@ class PositionalEncoding(_PositionTables):
     d_model)`` tensor given to a ``batch_first=True`` module (or the reverse) runs without
     error and adds the encoding of the batch index to every token. Only what a shape does
     tell is checked: ``batch_first=False`` refuses inputs that are not 3-D (a 2-D input
-    has no batch axis), and a traced window past ``max_len`` names the layout the module
-    assumed.
+    has no batch axis).
 
     Shapes:
         ``forward(x, offset=0, *, positions=None)``: with ``batch_first=True``, ``x`` of
@@ -357,17 +403,19 @@ class PositionalEncoding(_PositionTables):
         axis), or ``dropout(x + PE[positions])``.
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end, which
-    captures the graph as inductor does without its C++ compiler), ``torch.export.export``
-    with a dynamic ``seq_len`` (declare it with ``torch.export.Dim("seq_len", max=max_len)``),
-    ``torch.onnx.export`` with the dynamo exporter and with the legacy (TorchScript)
-    exporter, both run by onnxruntime within 1e-5 of eager (the legacy exporter passes every
-    argument of ``forward``, so ``offset`` becomes an input of its graph: feed 0), and
-    ``torch.jit.trace``, whose graph keeps ``seq_len`` dynamic. In those graphs the table is
-    a constant of ``max_len`` rows that cannot grow; a tensor ``offset`` or ``positions`` is
-    looked up without a value check (that would need the data on the host): keep them below
-    ``max_len``. ``torch.jit.script`` does not work: the cache is a Python dict filled by
-    NumPy code, which TorchScript cannot type (TorchScript is deprecated).
+    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
+    end (no graph break), ``torch.export.export`` (strict and non-strict) with a dynamic
+    ``seq_len`` (``torch.export.Dim("seq_len")``), ``torch.onnx.export`` with the dynamo
+    exporter and with the legacy (TorchScript) exporter, both run by onnxruntime within
+    1e-5 of eager (the legacy exporter passes every argument of ``forward``, so ``offset``
+    becomes an input of its graph: feed 0), and ``torch.jit.trace``, whose graph keeps
+    ``seq_len`` dynamic. In those graphs the table is a constant of ``max_len`` rows,
+    looked up for positions below ``max_len``; any other position (a longer input, a
+    tensor ``offset`` or ``positions``) is computed in the graph from a small constant
+    table of base-256 digits (:mod:`posenc._digits`), within ``2**-20 + pos * 2**-52`` of
+    the eager row in float32, with no host work and no value check.
+    ``torch.jit.script`` does not work: the cache is a Python dict filled by NumPy code,
+    which TorchScript cannot type (TorchScript is deprecated).
 
     Raises:
         TypeError, ValueError: bad constructor arguments (see :func:`positional_encoding`)
@@ -393,7 +441,7 @@ class PositionalEncoding(_PositionTables):
                             f"{batch_first!r}")
         self.batch_first = batch_first
         self.dropout = nn.Dropout(check_dropout(dropout))
-        self.table()  # the common case, float32 on the CPU, ready before any tracing
+        self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
 
     def _compute(self, length: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         return positional_encoding(length, self.d_model, base=self.base, dtype=dtype, device=device)
@@ -464,9 +512,8 @@ class PositionalEncoding(_PositionTables):
             ValueError: ``x`` has fewer than 2 dimensions (not exactly 3 with
                 ``batch_first=False``), its last dimension is not ``d_model``, ``offset``
                 is negative or not a scalar, the positions reach past ``2**53`` or are
-                negative, ``positions`` has the wrong shape, both ``offset`` and
-                ``positions`` are given, or (inside a compiled, exported or traced graph)
-                the window runs past ``max_len``.
+                negative, ``positions`` has the wrong shape, or both ``offset`` and
+                ``positions`` are given.
         """
         if self.batch_first:
             return self._add(x, offset, positions)
@@ -485,11 +532,7 @@ class PositionalEncoding(_PositionTables):
         _check_batch("x", x, "d_model")
         check_width(self.d_model, _concrete(x.shape[-1]))
         if positions is None:
-            hint = ("; this module reads x as (batch, seq_len, d_model) (batch_first=True): for "
-                    "(seq_len, batch, d_model) inputs build it with batch_first=False"
-                    if self.batch_first else
-                    "; this module reads x as (seq_len, batch, d_model) (batch_first=False)")
-            pe = self._rows(offset, x.shape[-2], x.dtype, x.device, hint)
+            pe = self._rows(offset, x.shape[-2], x.dtype, x.device)
         elif isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
             raise ValueError("pass either offset or positions, not both")
         else:
@@ -553,10 +596,12 @@ class LearnedPositionalEmbedding(nn.Module):
         parameter in ``state_dict``; it is converted to the dtype of ``x`` before the sum.
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
-    ``torch.export.export`` with a dynamic ``seq_len``, ``torch.onnx.export`` with the
-    dynamo and the legacy exporters (the legacy one makes ``offset`` a graph input), run by
-    onnxruntime within 1e-5 of eager, and ``torch.jit.trace``.
+    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
+    end (no graph break), ``torch.export.export`` (strict and non-strict) with a dynamic
+    ``seq_len``, ``torch.onnx.export`` with the dynamo and the legacy exporters (the legacy
+    one makes ``offset`` a graph input), run by onnxruntime within 1e-5 of eager, and
+    ``torch.jit.trace``. A learned table has no row past ``max_len - 1`` in any graph:
+    with a traced length the graph checks ``offset + seq_len <= max_len`` when it runs.
 
     Raises:
         TypeError, ValueError: bad constructor arguments (``ValueError`` from ``nn.Dropout``
@@ -604,21 +649,32 @@ class LearnedPositionalEmbedding(nn.Module):
                 positions = offset.to(device) + torch.arange(seq_len, device=device)
                 return self.dropout(x + self.embedding(positions).to(x.dtype))
             offset = int(offset)
-        offset = check_int("offset", offset)
-        end = offset + _concrete(seq_len)
-
-        def message():
-            return (f"positions {offset} to {end - 1} (offset={offset}, seq_len={end - offset}) "
-                    f"run past max_len={self.max_len}: a learned positional embedding has rows "
-                    f"for positions 0 to {self.max_len - 1} only")
-        if isinstance(end, int) and end > self.max_len:
-            raise ValueError(message())
-        torch._check(end <= self.max_len, message)
+        if torch.compiler.is_compiling():  # torch.compile, torch.export: a symbolic check
+            end = offset + seq_len
+            if torch.compiler.is_exporting():  # strict export takes no message (torch 2.13)
+                torch._check(end <= self.max_len)
+            else:  # fullgraph needs a message built from constants only
+                message = (f"offset + seq_len runs past max_len={self.max_len}: a learned "
+                           f"positional embedding has rows for positions 0 to "
+                           f"{self.max_len - 1} only")
+                torch._check(end <= self.max_len, lambda: message)
+        else:
+            offset = check_int("offset", offset)
+            end = offset + _concrete(seq_len)
+            if end > self.max_len:
+                raise ValueError(
+                    f"positions {offset} to {end - 1} (offset={offset}, seq_len={end - offset}) "
+                    f"run past max_len={self.max_len}: a learned positional embedding has "
+                    f"rows for positions 0 to {self.max_len - 1} only")
         positions = offset + torch.arange(seq_len, device=device)
         return self.dropout(x + self.embedding(positions).to(x.dtype))
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"
+
+
+#: Axis orders of :class:`RotaryEmbedding`'s queries and keys.
+AXES = ("bhsd", "bshd")
 
 
 class RotaryEmbedding(_PositionTables):
@@ -640,36 +696,55 @@ class RotaryEmbedding(_PositionTables):
     for float64 inputs, float32 otherwise: float16 and bfloat16 inputs are rotated in
     float32 and the result rounded to their dtype), on the input's device, cached per
     (dtype, device) like :class:`PositionalEncoding`'s, with the same growth in eager calls
-    and the same fixed table inside compiled, exported and traced graphs. The rotations
-    use each angle's float32 (or float64) cosine and sine, exact to that dtype at any
-    position up to ``2**53``.
+    and the same rows computed past it inside compiled, exported and traced graphs. In eager
+    calls the rotations use each angle's float32 (or float64) cosine and sine, exact to that
+    dtype at any position up to ``2**53``; rows computed in a graph are within
+    ``2**-20 + pos * 2**-52`` of them.
 
     Args:
         head_dim: width of each head's query and key vectors, an even ``int >= 2``.
         max_len: number of positions computed up front, an ``int >= 0`` (default 5000);
             it grows when needed in eager calls; inside ``torch.compile``,
-            ``torch.export``, ``torch.jit.trace`` and the ONNX exporters it is the largest
-            ``offset + seq_len`` allowed.
+            ``torch.export``, ``torch.jit.trace`` and the ONNX exporters rows past it are
+            computed in the graph.
         base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 1``.
-        layout: ``"interleaved"`` (default) or ``"half"``.
+        layout: ``"interleaved"`` (default) or ``"half"``: which coordinates form a pair.
+        axes: keyword only, the order of the axes of ``q`` and ``k``: ``"bhsd"`` (default,
+            ``(batch, heads, seq_len, head_dim)``, the sequence on axis -2; also any
+            ``(..., seq_len, head_dim)``) or ``"bshd"`` (``(batch, seq_len, heads,
+            head_dim)``, the sequence on axis -3).
+
+    Axes of the popular implementations (a tensor of the other order runs without error
+    whenever its sizes allow, rotating heads as if they were positions: pick ``axes`` to
+    match): Hugging Face ``transformers`` (Llama's ``apply_rotary_pos_emb``, after the
+    heads are moved before the sequence) and PyTorch's
+    ``scaled_dot_product_attention``: ``"bhsd"``; keras-hub's ``RotaryEmbedding``
+    (``sequence_axis=1``, ``feature_axis=-1`` by default, applied to ``(batch, seq_len,
+    heads, head_dim)``), torchtune's ``RotaryPositionalEmbeddings`` (``[b, s, n_h, h_d]``),
+    lucidrains' ``rotary-embedding-torch`` with ``seq_before_head_dim=True`` and Meta's
+    Llama reference (``xq`` of shape ``(bsz, seqlen, n_local_heads, head_dim)``):
+    ``"bshd"``; lucidrains' default (``seq_before_head_dim=False``): ``"bhsd"``. What the
+    shapes allow is checked: ``positions`` must fit the axis read as the sequence.
 
     Shapes:
         ``forward(q, k, offset=0, *, positions=None)``: ``q`` of shape ``(..., q_len,
         head_dim)`` and ``k`` of shape ``(..., k_len, head_dim)``, e.g. ``(batch, heads,
-        seq_len, head_dim)``, floating-point. Both are rotated for positions ``offset,
-        offset + 1, ...`` along their second-to-last axis, or for ``positions``; returns
+        seq_len, head_dim)`` (``axes="bhsd"``), or ``(batch, seq_len, heads, head_dim)``
+        (``axes="bshd"``), floating-point. Both are rotated for positions ``offset,
+        offset + 1, ...`` along their sequence axis, or for ``positions``; returns
         ``(rotated_q, rotated_k)`` with the shapes, dtypes and devices of ``q`` and ``k``.
         With a KV cache, rotate each new key once, when it is computed, with ``offset`` =
         the number of tokens already cached (see :meth:`rotate`).
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
-    ``torch.export.export`` with a dynamic ``seq_len``, ``torch.onnx.export`` with the
-    dynamo and the legacy exporters, run by onnxruntime within 1e-5 of eager, and
-    ``torch.jit.trace``. The legacy exporter passes every argument of ``forward``: ``offset``
-    becomes an input of the ONNX graph (feed 0). The table becomes a
-    constant of ``max_len`` rows in those graphs; tensor offsets and positions are looked
-    up without a value check: keep them below ``max_len``.
+    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
+    end (no graph break), ``torch.export.export`` (strict and non-strict) with a dynamic
+    ``seq_len``, ``torch.onnx.export`` with the dynamo and the legacy exporters, run by
+    onnxruntime within 1e-5 of eager, and ``torch.jit.trace``. The legacy exporter passes
+    every argument of ``forward``: ``offset`` becomes an input of the ONNX graph (feed 0).
+    Any length, offset or positions work in those graphs: rows of the table of
+    ``max_len`` rows are looked up, rows past it are computed in the graph within
+    ``2**-20 + pos * 2**-52`` of eager (see :mod:`posenc._digits`).
 
     Raises:
         TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope`) or a bad
@@ -680,12 +755,17 @@ class RotaryEmbedding(_PositionTables):
     """
 
     def __init__(self, head_dim: int, max_len: int = 5000, *, base: float = 10000.0,
-                 layout: str = "interleaved") -> None:
+                 layout: str = "interleaved", axes: str = "bhsd") -> None:
         head_dim = check_head_dim("head_dim", head_dim)
         super().__init__(head_dim, max_len, base)
         self.head_dim = head_dim
         self.layout = check_layout(layout)
-        self.table()  # float32 on the CPU, ready before any tracing
+        if not isinstance(axes, str) or axes not in AXES:
+            raise (TypeError if not isinstance(axes, str) else ValueError)(
+                f"axes must be 'bhsd' (batch, heads, seq_len, head_dim) or 'bshd' (batch, "
+                f"seq_len, heads, head_dim), got {type(axes).__name__} {axes!r}")
+        self.axes = axes
+        self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
 
     def _table_dtype(self, dtype: torch.dtype) -> torch.dtype:
         return torch.float64 if dtype == torch.float64 else torch.float32
@@ -695,13 +775,17 @@ class RotaryEmbedding(_PositionTables):
         """Rotate one tensor of queries or keys for positions ``offset, offset + 1, ...``.
 
         Args:
-            x: floating-point tensor of shape ``(..., seq_len, head_dim)``.
+            x: floating-point tensor of shape ``(..., seq_len, head_dim)`` (``axes="bhsd"``,
+                e.g. ``(batch, heads, seq_len, head_dim)``) or ``(..., seq_len, heads,
+                head_dim)`` (``axes="bshd"``).
             offset: position of ``x``'s first row, an ``int >= 0`` or a scalar integer
                 tensor, with ``offset + seq_len <= 2**53``.
-            positions: keyword only, instead of ``offset``: an integer tensor of shape
-                ``(..., seq_len)`` broadcastable to ``x.shape[:-1]``, the position of every
-                row, each in ``[0, 2**53)`` (left-padded batches, a cache's position ids),
-                with the contract of :meth:`PositionalEncoding.forward`.
+            positions: keyword only, instead of ``offset``: an integer tensor, the position
+                of every row, each in ``[0, 2**53)`` (left-padded batches, a cache's position
+                ids), with the contract of :meth:`PositionalEncoding.forward`. For a 4-D
+                ``x``, a 2-D tensor is ``(batch, seq_len)``, one row per sequence used for
+                every head, as Hugging Face's ``position_ids``; otherwise its shape is
+                ``(..., seq_len)``, broadcastable to ``(..., heads, seq_len)``.
 
         Returns:
             Tensor of the same shape, dtype and device as ``x``.
@@ -712,18 +796,37 @@ class RotaryEmbedding(_PositionTables):
             ValueError: ``x`` has fewer than 2 dimensions, its last dimension is not
                 ``head_dim``, ``offset`` is negative or not a scalar, the positions are
                 negative or reach past ``2**53``, ``positions`` has the wrong shape, both
-                ``offset`` and ``positions`` are given, or (inside a compiled, exported or
-                traced graph) the window runs past ``max_len``.
+                ``offset`` and ``positions`` are given, or ``axes="bshd"`` and ``x`` has fewer
+                than 3 dimensions. The message of a wrong ``positions`` shape names the axis
+                read as the sequence.
         """
         _check_sequence("x", x, "head_dim", self.head_dim)
+        if self.axes == "bshd":
+            if x.dim() < 3:
+                raise ValueError(
+                    f"with axes='bshd', x must have shape (..., seq_len, heads, head_dim), got "
+                    f"shape {_static_shape(x)}")
+            return self._rotate(x.transpose(-2, -3), offset, positions).transpose(-2, -3)
+        return self._rotate(x, offset, positions)
+
+    def _rotate(self, x: torch.Tensor, offset, positions) -> torch.Tensor:
+        """:meth:`rotate` for ``x`` of shape ``(..., seq_len, head_dim)``."""
         work_dtype = self._table_dtype(x.dtype)
         if positions is None:
             rows = self._rows(offset, x.shape[-2], work_dtype, x.device)
         elif isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
             raise ValueError("pass either offset or positions, not both")
         else:
-            rows = self._rows_at(_check_positions(positions, _static_shape(x)[:-1]),
-                                 work_dtype, x.device)
+            if isinstance(positions, torch.Tensor) and positions.dim() == 2 and x.dim() == 4:
+                positions = positions[:, None, :]  # Hugging Face: (batch, seq_len), every head
+            try:
+                positions = _check_positions(positions, _static_shape(x)[:-1])
+            except ValueError as error:
+                raise ValueError(
+                    f"{error}; this module reads the sequence from axis "
+                    f"{-2 if self.axes == 'bhsd' else -3} of x (axes={self.axes!r}), and "
+                    f"2-D positions of a 4-D x as (batch, seq_len)") from None
+            rows = self._rows_at(positions, work_dtype, x.device)
         sin, cos = rows[..., 0::2], rows[..., 1::2]
         work = x.to(work_dtype)
         if self.layout == "interleaved":
@@ -749,7 +852,8 @@ class RotaryEmbedding(_PositionTables):
                 self.rotate(k, offset, positions=positions))
 
     def extra_repr(self) -> str:
-        return f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}"
+        return (f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}"
+                + ("" if self.axes == "bhsd" else f", axes={self.axes!r}"))
 
 
 class ALiBi(_PositionTables):
@@ -771,8 +875,9 @@ class ALiBi(_PositionTables):
         n_heads: number of attention heads, an ``int >= 1``.
         max_len: longest sequence prepared up front, an ``int >= 0`` (default 5000); it
             grows in eager calls; inside ``torch.compile``, ``torch.export``,
-            ``torch.jit.trace`` and the ONNX exporters ``q_len`` and ``k_len`` must not
-            exceed it.
+            ``torch.jit.trace`` and the ONNX exporters the bias at longer distances is
+            computed in the graph (``-slope * distance`` in float32, within two units in
+            the last place).
 
     Shapes:
         ``forward(scores)``: ``scores`` of shape ``(..., n_heads, q_len, k_len)``,
@@ -781,10 +886,11 @@ class ALiBi(_PositionTables):
         ``attn_mask`` of ``torch.nn.functional.scaled_dot_product_attention``.
 
     Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(dynamic=True)`` (tested with the ``aot_eager`` back end),
-    ``torch.export.export`` with dynamic ``q_len`` and ``k_len``, ``torch.onnx.export`` with
-    the dynamo and the legacy exporters, run by onnxruntime within 1e-5 of eager, and
-    ``torch.jit.trace``.
+    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
+    end (no graph break), ``torch.export.export`` (strict and non-strict) with dynamic
+    ``q_len`` and ``k_len``, ``torch.onnx.export`` with the dynamo and the legacy
+    exporters, run by onnxruntime within 1e-5 of eager, and ``torch.jit.trace``; any
+    length in each.
 
     Raises:
         TypeError, ValueError: bad constructor arguments or a bad input to :meth:`forward`.
@@ -797,7 +903,7 @@ class ALiBi(_PositionTables):
         self.n_heads = check_int("n_heads", n_heads, minimum=1)
         super().__init__(self.n_heads, max_len, 10000.0)  # base unused: no sinusoids
         self._slopes = _numpy_alibi_slopes(self.n_heads)
-        self.table()  # float32 on the CPU, ready before any tracing
+        self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
 
     def _values_at(self, distances: np.ndarray) -> np.ndarray:
         return 0.0 - distances.astype(np.float64)[..., np.newaxis] * self._slopes  # no -0.0
@@ -819,8 +925,7 @@ class ALiBi(_PositionTables):
         Raises:
             TypeError: ``dtype`` is not a floating-point torch dtype, or a length is not
                 an integer.
-            ValueError: a length is negative, or (inside a compiled, exported or traced
-                graph) larger than ``max_len``.
+            ValueError: a length is negative.
         """
         dtype = _check_dtype(dtype)
         device = torch.device(device if device is not None else "cpu")
@@ -828,19 +933,20 @@ class ALiBi(_PositionTables):
         for name, n in (("q_len", q_len), ("k_len", k_len)):
             if not isinstance(n, (torch.SymInt, torch.Tensor)):
                 check_int(name, n)
-            if _tracing():
-                value = _concrete(n)
-                if isinstance(value, int) and value > self.max_len:
-                    raise ValueError(self._too_long(name, value))
-                torch._check(value <= self.max_len, lambda name=name, n=n: self._too_long(name, n))
         query_positions = (k_len - q_len) + torch.arange(q_len, device=device)
         distances = (query_positions[:, None] - torch.arange(k_len, device=device)).abs()
         return self._rows_at(distances, dtype, device).permute(2, 0, 1)
 
-    def _too_long(self, name, n) -> str:
-        return (f"{name}={n} runs past max_len={self.max_len}: inside torch.compile, "
-                f"torch.export or torch.jit.trace the table cannot grow; build ALiBi with a "
-                f"max_len that covers the longest sequence")
+    @torch.compiler.disable  # host (NumPy) work: never traced
+    def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        return torch.from_numpy(self._slopes).to(device=device, dtype=dtype)
+
+    def _far_rows(self, distances: torch.Tensor, dtype, device) -> torch.Tensor:
+        """``-slope[h] * distance`` computed in the graph (float32 or float64): within two
+        units in the last place of the float64 value for distances below ``2**24``."""
+        slopes = self._far_constants(dtype, device)
+        work = distances.to(slopes.dtype)[..., None]
+        return (0.0 - work * slopes).to(dtype)
 
     def forward(self, scores: torch.Tensor) -> torch.Tensor:
         """Return ``scores + bias(q_len, k_len)``; see the class docstring.

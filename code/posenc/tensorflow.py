@@ -24,7 +24,8 @@ from keras import ops  # noqa: E402
 from ._validate import (  # noqa: E402
     check_base, check_dropout, check_int, check_position_range, check_width, check_window,
 )
-from .encoding import encoding_at, float32_round_to_odd  # noqa: E402
+from ._digits import compose, digit_count, digit_table  # noqa: E402
+from .encoding import angular_frequencies, encoding_at, float32_round_to_odd  # noqa: E402
 from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
 
 
@@ -56,7 +57,8 @@ def _outside_traces():
     """A context in which new tensors are concrete, even while a function is being traced.
 
     TensorFlow: ``tf.init_scope`` (an eager tensor, never one owned by a graph being
-    traced); JAX: ``jax.ensure_compile_time_eval``; PyTorch runs eagerly.
+    traced); JAX: ``jax.ensure_compile_time_eval``; PyTorch: the real device (Keras' symbolic
+    calls run on the meta device, whose tensors hold no values).
     """
     backend = keras.backend.backend()
     if backend == "tensorflow":
@@ -66,6 +68,10 @@ def _outside_traces():
     if backend == "jax":
         jax = _jax()
         return jax.ensure_compile_time_eval()
+    if backend == "torch":  # Keras traces symbolic calls on the meta device
+        import torch
+
+        return keras.device("cuda" if torch.cuda.is_available() else "cpu")
     return contextlib.nullcontext()
 
 
@@ -145,27 +151,32 @@ def _is_ragged(tensor) -> bool:
     return type(tensor).__name__ == "RaggedTensor"  # without importing TensorFlow
 
 
-def _run_time_checks(positions, max_len: int, what: str):
-    """TensorFlow graphs: assertions that stop with a clear message before any lookup.
+def _run_time_checks(positions, what: str):
+    """TensorFlow graphs: an assertion that stops negative positions with a clear message.
 
-    Other backends (and XLA, which skips assertions) cannot stop a compiled function; there
-    the rows of positions outside the table are NaN (see :class:`PositionalEncoding`).
+    Other backends (and XLA and TensorFlow Lite, which skip assertions) cannot stop a
+    compiled function; there the rows of negative positions are NaN (see
+    :class:`PositionalEncoding`).
     """
     if keras.backend.backend() != "tensorflow":
         return positions
     import tensorflow as tf
 
-    checks = [
-        tf.debugging.assert_non_negative(positions, message=f"{what} must be >= 0"),
-        tf.debugging.assert_less(
-            positions, tf.cast(max_len, positions.dtype),
-            message=f"{what} known only at run time must be < max_len={max_len}, the length of the table"),
-    ]
-    with tf.control_dependencies(checks):
+    check = tf.debugging.assert_non_negative(positions, message=f"{what} must be >= 0")
+    with tf.control_dependencies([check]):
         return tf.identity(positions)
 
 
-@keras.saving.register_keras_serializable(package="posenc")
+def _int_bits(dtype) -> int:
+    return 64 if keras.backend.standardize_dtype(dtype) in ("int64", "uint64", "uint32") else 32
+
+
+#: The package name under which the layer is registered for saving: a ``.keras`` file names
+#: the layer ``"posenc.tensorflow>PositionalEncoding"``, the module to import before loading.
+REGISTERED_PACKAGE = "posenc.tensorflow"
+
+
+@keras.saving.register_keras_serializable(package=REGISTERED_PACKAGE)
 class PositionalEncoding(keras.layers.Layer):
     """Keras 3 layer that adds the sinusoidal positional encoding to its input (batch first).
 
@@ -203,12 +214,16 @@ class PositionalEncoding(keras.layers.Layer):
       length; rows further away are computed on their own on the host, leaving the table
       as it is. A failed growth (e.g. out of memory) leaves the layer as it was.
     - Known only at run time (a sequence length unknown while tracing, e.g.
-      ``Input(shape=(None, d_model))`` under TensorFlow; a traced tensor ``offset``;
-      traced ``positions``): they must lie in the table, ``0 <= pos < max_len``, so pick
-      ``max_len`` large enough. Under TensorFlow a graph stops with an
-      ``InvalidArgumentError`` naming the limit (XLA skips such checks); where a compiled
-      function cannot stop (JAX, XLA, TensorFlow Lite) the rows of such positions are NaN,
-      never a wrong number.
+      ``Input(shape=(None, d_model))``; a traced tensor ``offset``; traced ``positions``):
+      rows below ``max_len`` are looked up, rows past it are computed inside the graph
+      from a small constant table of base-256 digits (:mod:`posenc._digits`), within
+      ``2**-20 + pos * 2**-52`` of the eager rows in float32, with integer and
+      floating-point operations that every path supports: ``tf.function``, XLA,
+      SavedModel (``model.export``), a ``.keras`` file reloaded inside ``tf.function``,
+      TensorFlow Lite with builtin ops only, ``jax.jit`` and the PyTorch backend. Any
+      length works in each. Negative positions known only at run time stop a TensorFlow
+      graph with an ``InvalidArgumentError``; where a compiled function cannot stop (JAX,
+      XLA, TensorFlow Lite) their rows are NaN, never a wrong number.
 
     Positions go up to ``2**53``; for the accuracy see :func:`posenc.positional_encoding`.
     Under JAX without its 64-bit mode, integer tensors are int32 (Keras converts int64
@@ -231,6 +246,15 @@ class PositionalEncoding(keras.layers.Layer):
         ``(..., seq_len, d_model)``, floating-point. The result has the same shape, in the
         layer's compute dtype: ``dropout(inputs + PE[offset : offset + seq_len])`` or
         ``dropout(inputs + PE[positions])``.
+
+    Saving: a model saves its layers' constructor arguments only (``get_config``); the
+    layer is registered as ``"posenc.tensorflow>PositionalEncoding"``. Loading a ``.keras``
+    file needs the class: ``import posenc.tensorflow`` before
+    ``keras.models.load_model(path)`` (or pass ``custom_objects={"PositionalEncoding":
+    posenc.tensorflow.PositionalEncoding}``). Without it Keras raises a ``TypeError``
+    saying "Could not locate class 'PositionalEncoding'", whose config names the module
+    ``posenc.tensorflow`` and the registered name. Files saved before this name (as
+    ``"posenc>PositionalEncoding"``) load too.
 
     Raises:
         TypeError, ValueError: bad constructor arguments, an input whose last
@@ -268,20 +292,20 @@ class PositionalEncoding(keras.layers.Layer):
     def _set_table(self, length: int) -> None:
         """Compute a table of ``length`` rows; only then make it the layer's state.
 
-        The tensor has one more row, of NaN, where run-time lookups of positions outside
-        the table land.
+        Also the digit table (:mod:`posenc._digits`) from which rows past the table are
+        computed inside graphs, in float32 (float64 for a float64 layer).
         """
         table = positional_encoding(length, self.d_model, base=self.base, dtype=self.compute_dtype)
-        with _outside_traces():
-            nan = ops.full((1, self.d_model), float("nan"), dtype=self.compute_dtype)
-            table = ops.concatenate([table, nan], axis=0)
-        self.max_len, self._table = length, table
+        far_dtype = "float64" if self.compute_dtype == "float64" else "float32"
+        frequencies = angular_frequencies(self.d_model, base=self.base)[0::2]
+        digits = _rounded(digit_table(frequencies, digit_count(64)), far_dtype)
+        self.max_len, self._table, self._digits = length, table, digits
         self._last_rows = (None, None)  # (offset, seq_len), slice: reused by eager calls
 
     @property
     def pe(self):
         """The table, a tensor of shape ``(max_len, d_model)`` in the compute dtype."""
-        return self._table[: self.max_len]
+        return self._table
 
     def _rows(self, offset: int, seq_len: int):
         """Rows ``offset .. offset + seq_len - 1`` (Python ints), the table grown if need be."""
@@ -300,16 +324,25 @@ class PositionalEncoding(keras.layers.Layer):
         return rows
 
     def _lookup(self, positions, what: str):
-        """Rows for integer ``positions`` known only at run time (any shape).
-
-        Positions outside ``[0, max_len)`` are stopped by TensorFlow's assertions, or else
-        land on the table's NaN row.
-        """
-        positions = _run_time_checks(positions, self.max_len, what)
-        inside = ops.logical_and(ops.greater_equal(positions, 0),
-                                 ops.less(positions, self.max_len))
-        index = ops.where(inside, positions, ops.full_like(positions, self.max_len))
-        return ops.take(self._table, ops.cast(index, "int32"), axis=0)
+        """Rows for integer ``positions`` known only at run time (any shape): the table's
+        row below ``max_len``, the row computed in the graph from there on
+        (:mod:`posenc._digits`); negative positions are stopped by TensorFlow's assertion,
+        or else get NaN rows."""
+        positions = _run_time_checks(positions, what)
+        n_digits = digit_count(_int_bits(positions.dtype))
+        natural = ops.maximum(positions, ops.zeros_like(positions))
+        sin, cos = compose(natural, self._digits, n_digits,
+                           lambda table, index: ops.take(table, index, axis=0))
+        n = sin.shape[-1]
+        order = [column // 2 + (column % 2) * n for column in range(self.d_model)]
+        rows = ops.cast(ops.take(ops.concatenate([sin, cos], axis=-1), np.array(order, "int32"), axis=-1),
+                        self.compute_dtype)
+        if self.max_len:
+            index = ops.cast(ops.minimum(natural, ops.full_like(natural, self.max_len - 1)), "int32")
+            inside = ops.less(positions, ops.full_like(positions, self.max_len))
+            rows = ops.where(ops.expand_dims(inside, -1), ops.take(self._table, index, axis=0), rows)
+        negative = ops.expand_dims(ops.less(positions, ops.zeros_like(positions)), -1)
+        return ops.where(negative, ops.full_like(rows, float("nan")), rows)
 
     def _rows_at(self, positions, batch_shape: tuple):
         """Rows for explicit positions, shape ``positions.shape + (d_model,)``."""
@@ -380,11 +413,10 @@ class PositionalEncoding(keras.layers.Layer):
                 integer tensor), or ``positions`` is not an integer tensor.
             ValueError: the last dimension of ``inputs`` is not ``d_model``, ``offset``
                 is negative or not a scalar, the positions reach past ``2**53`` or are
-                negative, ``positions`` has the wrong shape, both ``offset`` and
-                ``positions`` are given, or an ``int`` offset is past the table while the
-                sequence length is known only at run time.
-            tf.errors.InvalidArgumentError: (TensorFlow graphs) positions known only at
-                run time outside ``[0, max_len)``.
+                negative, ``positions`` has the wrong shape, or both ``offset`` and
+                ``positions`` are given.
+            tf.errors.InvalidArgumentError: (TensorFlow graphs) negative positions known
+                only at run time.
         """
         dtype = keras.backend.standardize_dtype(inputs.dtype)
         if not keras.backend.is_float_dtype(dtype):
@@ -400,15 +432,10 @@ class PositionalEncoding(keras.layers.Layer):
             offset = self._offset(offset)
             if isinstance(offset, int) and seq_len is not None:  # known now: slice the table
                 pe = self._rows(offset, seq_len)
-            else:  # known only at run time
-                if isinstance(offset, int) and offset >= self.max_len:
-                    raise ValueError(
-                        f"offset={offset} is past the table (max_len={self.max_len}) and the "
-                        "sequence length is known only at run time: raise max_len"
-                    )
+            else:  # known only at run time: looked up or computed in the graph
                 length = ops.shape(inputs)[-2]
                 if isinstance(offset, int):
-                    window = offset + ops.arange(length, dtype="int32")
+                    window = offset + ops.arange(length, dtype="int32" if offset < 2**30 else "int64")
                 else:
                     window = offset + ops.arange(length, dtype=offset.dtype)
                 pe = self._lookup(window, "positions")
@@ -433,3 +460,7 @@ class PositionalEncoding(keras.layers.Layer):
         config = super().get_config()
         config.update({"max_len": self.max_len, "base": self.base, "dropout": self.rate})
         return config
+
+
+# Files saved under the layer's first registered name load too.
+keras.saving.get_custom_objects().setdefault("posenc>PositionalEncoding", PositionalEncoding)
