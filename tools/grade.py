@@ -188,15 +188,15 @@ def _grade_limited(call, limit):
             _grade_signal.signal(_grade_signal.SIGALRM, previous)
     return limited
 
-_grade_tests.test_case.call_func = _grade_limited(_grade_tests.test_case.call_func, {test_limit})
+_grade_tests.test_case.call_func = _grade_limited(_grade_tests.test_case.call_func, TEST_LIMIT)
 
 def _grade_stop_cell(signum, frame):
-    raise TimeoutError("time limit: this cell ran longer than {cell_limit:g} s and was stopped by the grader")
+    raise TimeoutError("time limit: this cell ran longer than CELL_LIMIT s and was stopped by the grader")
 
 def _grade_arm(info):
     if ".check(" not in info.raw_cell and "Checker" not in info.raw_cell:
         _grade_signal.signal(_grade_signal.SIGALRM, _grade_stop_cell)
-        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, {cell_limit})
+        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, CELL_LIMIT)
 
 def _grade_disarm(result):
     if ".check(" not in result.info.raw_cell and "Checker" not in result.info.raw_cell:
@@ -211,7 +211,7 @@ def graded_copy(notebook: Path, target: Path, *, test_limit: float, cell_limit: 
     """Write notebook to target with the time-limit cell first."""
     data = json.loads(notebook.read_bytes())
     cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-            "source": TIME_LIMITS.format(test_limit=test_limit, cell_limit=cell_limit)}
+            "source": TIME_LIMITS.replace("TEST_LIMIT", f"{test_limit:g}").replace("CELL_LIMIT", f"{cell_limit:g}")}
     if data.get("nbformat", 4) >= 4 and data.get("nbformat_minor", 0) >= 5:
         cell["id"] = "grade-time-limits"
     data["cells"].insert(0, cell)
@@ -329,7 +329,10 @@ def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Pat
         command = [*otter_command(), "run", "-a", str(zip_path.resolve()), "-o", "results",
                    f"{name}.ipynb"]
         # A session of its own: on a timeout, the kernel otter started is killed with it.
-        process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE,
+        # otter run unpacks the autograder and runs the notebook in a temporary folder of its
+        # own: TMPDIR puts it inside this submission's private folder, removed below.
+        environment = {**os.environ, "TMPDIR": str(folder)}
+        process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, env=environment,
                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
         try:
             output, _ = process.communicate(timeout=timeout)
