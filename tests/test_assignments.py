@@ -121,6 +121,31 @@ WRONG_ANSWERS = {
              "    positions = np.arange(offset"),
             ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
              "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
+        # Indirect routes to the package: a default argument (q2), a dict (q3), functools.partial (q4).
+        ("posenc through a default argument, a dict and functools.partial", ("q2", "q3", "q4"), [
+            ("def positional_encoding_loop", "def positional_encoding_loop(seq_len, d_model, base=10000.0):",
+             "import posenc\n\n\ndef positional_encoding_loop(seq_len, d_model, base=10000.0, _loops=posenc.positional_encoding_loop):\n"
+             "    return _loops(seq_len, d_model, base=base)"),
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "import posenc\nMETHODS = {'broadcast': posenc.positional_encoding}\n\n\ndef positional_encoding(seq_len"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return METHODS['broadcast'](seq_len, d_model, base=base, offset=offset)\n    positions = np.arange(offset"),
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    return 2 * np.pi / frequencies(d_model, base=base)"),
+            ("def wavelengths", "def wavelengths(",
+             "import functools\nimport posenc\nfrequencies = functools.partial(posenc.angular_frequencies)\n\n\ndef wavelengths(")]),
+        # Routes built at run time: eval (q2), importlib with a built name (q3), sys.modules (q4).
+        ("posenc through eval, importlib and sys.modules", ("q2", "q3", "q4"), [
+            ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n",
+             "    return eval(\"__import__('pos' + 'enc')\").positional_encoding_loop(seq_len, d_model, base=base)\n"
+             "    pe = np.zeros((seq_len, d_model))\n"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    import importlib\n"
+             "    return importlib.import_module('pos' + 'enc').positional_encoding(seq_len, d_model, base=base, offset=offset)\n"
+             "    positions = np.arange(offset"),
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    import sys\n    import posenc\n"
+             "    return 2 * np.pi / sys.modules['pos' + 'enc'].angular_frequencies(d_model, base=base)")]),
         # A table computed with posenc outside the function is not a reference the own-code check
         # sees; the hidden tests' other bases and offsets past the table catch it.
         ("posenc tables computed once into a global, sliced", "q3", [
@@ -673,6 +698,8 @@ MESSAGES = {
         "methods swapped: loops with no loop, vectorized with a loop over positions": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
         "one loop only in q2, q3 calls the loop function of q2": ("q2", "has 1 level(s) of Python loops"),
         "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
+        "posenc through a default argument, a dict and functools.partial": ("q2", "uses the course's package (posenc"),
+        "posenc through eval, importlib and sys.modules": ("q2", "runs code or imports modules chosen at run time (eval)"),
         "loops that copy a vectorized table": ("q2", "sines or cosines of single angles for 42 entries"),
         "vectorized except a loop over positions for odd widths": ("q3", "more lines of Python for 64 positions than for 8 (d_model = 7)"),
         "numpy.vectorize imported under another name": ("q3", "calls vectorize, a Python loop in disguise"),
@@ -704,6 +731,10 @@ MESSAGES = {
 # ... and the other questions of the answers that lose several, each for its own reason.
 MESSAGES_ALSO = [
     ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q2", "sine and cosine are swapped"),
+    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q3", "uses the course's package (posenc"),
+    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q4", "uses the course's package (posenc"),
+    ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q3", "chosen at run time (import_module)"),
+    ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q4", "chosen at run time (modules)"),
     ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q3", "sine and cosine are swapped"),
     ("build-the-encoding", "methods swapped: loops with no loop, vectorized with a loop over positions", "q3", "asks for no Python loop over positions"),
     ("build-the-encoding", "one loop only in q2, q3 calls the loop function of q2", "q3", "asks for no Python loop over positions"),
@@ -852,7 +883,60 @@ OWN_CODE_CAUGHT = {
                 return posenc.angular_frequencies(n)
         answer = Answer
         """,
+    "a default argument": """
+        from posenc import angular_frequencies
+        def answer(n, implementation=angular_frequencies):
+            return implementation(n)
+        """,
+    "a keyword-only default argument": """
+        import posenc
+        def answer(n, *, implementation=posenc.angular_frequencies):
+            return implementation(n)
+        """,
+    "a dict of the notebook": """
+        import posenc
+        METHODS = {"fast": posenc.angular_frequencies}
+        def answer(n):
+            return METHODS["fast"](n)
+        """,
+    "functools.partial": """
+        import functools
+        import posenc
+        frequencies = functools.partial(posenc.angular_frequencies, base=10000.0)
+        def answer(n):
+            return frequencies(n)
+        """,
 }
+
+# Code or imports built at run time: what they reach cannot be read, so they are refused.
+OWN_CODE_BUILT = {
+    "eval of a string": """
+        def answer(n):
+            return eval("__import__('pos' + 'enc').angular_frequencies")(n)
+        """,
+    "exec of a string": """
+        def answer(n):
+            scope = {}
+            exec("import posenc as p; f = p.angular_frequencies", scope)
+            return scope["f"](n)
+        """,
+    "importlib with a name built at run time": """
+        import importlib
+        def answer(n):
+            return importlib.import_module("pos" + "enc").angular_frequencies(n)
+        """,
+    "sys.modules": """
+        import sys
+        def answer(n):
+            return sys.modules["pos" + "enc"].angular_frequencies(n)
+        """,
+}
+
+
+@pytest.mark.parametrize("source", OWN_CODE_BUILT.values(), ids=OWN_CODE_BUILT)
+def test_own_code_refuses_code_built_at_run_time(tmp_path, source):
+    with pytest.raises(AssertionError, match=r"answer runs code or imports modules chosen at run time"):
+        _check("own_code")(_student(tmp_path, source).answer, "answer")
 
 
 @pytest.mark.parametrize("source", OWN_CODE_CAUGHT.values(), ids=OWN_CODE_CAUGHT)

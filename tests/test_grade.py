@@ -165,12 +165,21 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
                               f"Path({str(seen)!r}).write_text(json.dumps([os.getcwd(), sorted(os.listdir())]))\n"
                               "import numpy\nnumpy.allclose = lambda *a, **k: True", 1),
                    submissions / "ivy.ipynb")
+    # A notebook that reads a test file and patches Otter's test runner so that every test
+    # passes: Otter runs the tests in the notebook's process and cannot stop it (instructors.md);
+    # the CSV flags it for review.
+    nbformat.write(_with_cell(_with_q3(solution, "positional_encoding = None\n"),
+                              "from pathlib import Path\ntext = open(next(Path('tests').glob('q*.py'))).read()\n"
+                              "from otter.test_files import exception_test\n"
+                              "exception_test.test_case.call_func = lambda self, env: None", len(solution.cells)),
+                   submissions / "jon.ipynb")
     output = WORK / "grades"
     (output / "feedback").mkdir(parents=True)
     (output / "feedback" / "stale.txt").write_text("from an earlier run")
     rows = _grade(zip_path, submissions, output, "--jobs", "2",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
-    assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy"}
+    assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy", "jon"}
+    assert rows["jon"]["review"] == "open; otter; patches exception_test.test_case.call_func", rows["jon"]
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "7", rows[student]
         assert rows[student]["reason"] == rows[student]["review"] == ""
