@@ -344,12 +344,14 @@ WRONG_ANSWERS = {
             ("def run_experiment", "TASK, base=base, seed=seed)", "TASK, seed=seed)")]),
         ("test accuracy at the training length", ("q1", "q2", "q3"), [
             ("def run_experiment", '"test_acc": ex.evaluate(model, test_len)', '"test_acc": ex.evaluate(model, train_len)')]),
-        # The tests pass every argument; the defaults are checked on their own.
-        ("wrong default arguments", "q1", [
+        # The tests pass every argument; the defaults are checked on their own. compare_encodings
+        # (q2) relies on the default base, so a wrong one changes its RoPE run too.
+        ("wrong default arguments", ("q1", "q2"), [
             ("def run_experiment", "def run_experiment(encoding, *, train_len=16, test_len=32, steps=200, seed=0, base=10000.0):",
              "def run_experiment(encoding, *, train_len=32, test_len=64, steps=100, seed=1, base=100.0):")]),
-        # Results kept under a key without base: right for the first base asked, wrong after.
-        ("a cache keyed without base", "q1", [
+        # Results kept under a key without base: right for the first base asked, wrong after
+        # (the sweep of q3 gets the first base's run for every base).
+        ("a cache keyed without base", ("q1", "q3"), [
             ("def run_experiment", "def run_experiment(encoding,", "RUNS = {}\n\n\ndef run_experiment(encoding,"),
             ("def run_experiment", "    model = ex.build_model(",
              "    key = (encoding, train_len, test_len, steps, seed)\n"
