@@ -204,18 +204,26 @@ clean:
 	rm -rf _build .pytest_cache .hypothesis
 
 # Grade a class without Docker (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time
-# with `otter run`, each stopped after TIMEOUT seconds; writes $(GRADES)/grades.csv and each
-# student's feedback. Regenerates the autograder first when it is out of date (its .assigned stamp).
+# with `otter run`, each in a private temporary folder removed after grading. Time limits: a test
+# case TEST_TIMEOUT seconds (it fails, the other questions keep their points), a cell
+# CELL_TIMEOUT seconds (interrupted), a whole notebook TIMEOUT seconds (stopped, 0). Writes
+# $(GRADES)/grades.csv (scores, reason for a 0, review flags), feedback/ (safe to return),
+# details/ and results/ (hidden tests' output: instructor only), after removing those of an
+# earlier run. Regenerates the autograder first when it is out of date (its .assigned stamp).
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
-ASSIGNMENT  ?=
-SUBMISSIONS ?=
-GRADES      ?= _build/grades/$(ASSIGNMENT)
-JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
-TIMEOUT     ?= 600
+ASSIGNMENT   ?=
+SUBMISSIONS  ?=
+GRADES       ?= _build/grades/$(ASSIGNMENT)
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+TIMEOUT      ?= 600
+TEST_TIMEOUT ?= 60
+CELL_TIMEOUT ?= 120
 .PHONY: grade
 grade: $(STAMP)
 	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
 	@$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned
 	$(BIN)/python tools/grade.py $$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
-	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT)
+	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT) \
+	  --test-timeout $(TEST_TIMEOUT) --cell-timeout $(CELL_TIMEOUT) \
+	  --given _build/assignments/$(ASSIGNMENT)/student/$(ASSIGNMENT).ipynb

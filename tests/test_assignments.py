@@ -121,6 +121,31 @@ WRONG_ANSWERS = {
              "    positions = np.arange(offset"),
             ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
              "    import posenc\n    return 2 * np.pi / posenc.angular_frequencies(d_model, base=base)")]),
+        # Indirect routes to the package: a default argument (q2), a dict (q3), functools.partial (q4).
+        ("posenc through a default argument, a dict and functools.partial", ("q2", "q3", "q4"), [
+            ("def positional_encoding_loop", "def positional_encoding_loop(seq_len, d_model, base=10000.0):",
+             "import posenc\n\n\ndef positional_encoding_loop(seq_len, d_model, base=10000.0, _loops=posenc.positional_encoding_loop):\n"
+             "    return _loops(seq_len, d_model, base=base)"),
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "import posenc\nMETHODS = {'broadcast': posenc.positional_encoding}\n\n\ndef positional_encoding(seq_len"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    return METHODS['broadcast'](seq_len, d_model, base=base, offset=offset)\n    positions = np.arange(offset"),
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    return 2 * np.pi / frequencies(d_model, base=base)"),
+            ("def wavelengths", "def wavelengths(",
+             "import functools\nimport posenc\nfrequencies = functools.partial(posenc.angular_frequencies)\n\n\ndef wavelengths(")]),
+        # Routes built at run time: eval (q2), importlib with a built name (q3), sys.modules (q4).
+        ("posenc through eval, importlib and sys.modules", ("q2", "q3", "q4"), [
+            ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n",
+             "    return eval(\"__import__('pos' + 'enc')\").positional_encoding_loop(seq_len, d_model, base=base)\n"
+             "    pe = np.zeros((seq_len, d_model))\n"),
+            ("def positional_encoding(", "    positions = np.arange(offset",
+             "    import importlib\n"
+             "    return importlib.import_module('pos' + 'enc').positional_encoding(seq_len, d_model, base=base, offset=offset)\n"
+             "    positions = np.arange(offset"),
+            ("def wavelengths", "    return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "    import sys\n    import posenc\n"
+             "    return 2 * np.pi / sys.modules['pos' + 'enc'].angular_frequencies(d_model, base=base)")]),
         # A table computed with posenc outside the function is not a reference the own-code check
         # sees; the hidden tests' other bases and offsets past the table catch it.
         ("posenc tables computed once into a global, sliced", "q3", [
@@ -146,6 +171,28 @@ WRONG_ANSWERS = {
             ("def positional_encoding(", "    positions = np.arange(offset",
              "    return positional_encoding_loop(offset + seq_len, d_model, base=base)[offset:]\n"
              "    positions = np.arange(offset")]),
+        # Decorative loops: the table computed at once, copied entry by entry in the loops.
+        ("loops that copy a vectorized table", "q2", [
+            ("def positional_encoding_loop", LOOP_BLOCK,
+             "    table = np.where(np.arange(d_model) % 2 == 0, np.sin(np.arange(seq_len)[:, None] * base ** (-2.0 * (np.arange(d_model) // 2) / d_model)),\n"
+             "                     np.cos(np.arange(seq_len)[:, None] * base ** (-2.0 * (np.arange(d_model) // 2) / d_model)))\n"
+             "    for pos in range(seq_len):\n"
+             "        for j in range(d_model):\n"
+             "            pe[pos, j] = table[pos, j]\n")]),
+        # A loop over positions that runs for odd widths only (the last sine column).
+        ("vectorized except a loop over positions for odd widths", "q3", [
+            ("def positional_encoding(", "    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))",
+             "    pe = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))\n"
+             "    if d_model % 2:\n"
+             "        for row in range(seq_len):\n"
+             "            pe[row, -1] = np.sin(angles[row, -1])\n"
+             "    return pe")]),
+        # numpy.vectorize (a loop over the entries) under another name.
+        ("numpy.vectorize imported under another name", "q3", [
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "from numpy import vectorize as elementwise\n\n\ndef positional_encoding(seq_len"),
+            ("def positional_encoding(", "np.sin(angles), np.cos(angles))",
+             "elementwise(math.sin)(angles), elementwise(math.cos)(angles))")]),
         # Correct work written differently keeps full marks.
         ("correct: a list, nested comprehensions, exp/log and a loop over columns, 2 pi / omega", (), [
             ("hand_table = np.array", "\n])", "\n]"),
@@ -210,6 +257,15 @@ WRONG_ANSWERS = {
             ("NO PROMPT", "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
              "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n        if d_model % 2:\n"
              "            pe[:, -1] = torch.cos(angles[:, -1])\n")]),
+        # The sines fixed, the cosines still from float32 angles (7e-5 off past position 1,000).
+        ("cosine columns from float32 angles", "q2", [
+            ("NO PROMPT", "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
+             "pe[:, 1::2] = torch.cos(angles[:, 1::2].float())\n")]),
+        # Dropout that zeroes entries in training but does not rescale what it keeps.
+        ("dropout without the 1/(1-p) rescale", "q6", [
+            ("NO PROMPT", "return self.dropout(x)",
+             "if not self.training:\n            return x\n"
+             "        return x * (torch.rand_like(x) >= self.dropout.p).to(x.dtype)")]),
         # The course's module instead of the student's: no question keeps its points.
         ("subclasses posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
             ("NO PROMPT", "# BEGIN SOLUTION NO PROMPT\nclass PositionalEncoding(nn.Module):",
@@ -252,6 +308,18 @@ WRONG_ANSWERS = {
         ("rotation from posenc.shift_matrix, spread as a list", ("q1", "q3"), [
             ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
             ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
+        # A wrong question 1 reached through a helper: question 2 still graded on its own.
+        ("q2 reaches a question 1 with transposed blocks through a helper", "q1", [
+            ("def rotation_for_shift", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
+            ("def query_key_weights", "def query_key_weights(k):",
+             "def key_projection(k):\n    return rotation_for_shift(k).T\n\n\ndef query_key_weights(k):"),
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = key_projection(k)")]),
+        # Correct: two half shifts, W_Q W_K^T = 32 M_{k/2} M_{k/2} = 32 M_k, with the student's
+        # rotation_for_shift at a real k.
+        ("correct: a head from two half shifts with its own rotation at real k", (), [
+            ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.sqrt(32.0) * rotation_for_shift(k / 2)"),
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)")]),
         ("correct: rotation built pair by pair and used in q2, (W_Q, W_K) as a list", (), [
             ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
              "    for i in range(d_model // 2):\n"
@@ -263,10 +331,12 @@ WRONG_ANSWERS = {
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
     # the bug touches what they measure: those wrong answers name every question they lose.
     "experiment-positions": [
-        ("every run with seed 0", "q1", [
+        # run_experiment ignoring its seed also spoils compare_encodings and sweep_bases, which the
+        # hidden tests of q2 and q3 call with a seed of their own.
+        ("every run with seed 0", ("q1", "q2", "q3"), [
             ("def run_experiment", "base=base, seed=seed)", "base=base, seed=0)"),
             ("def run_experiment", "seq_len=train_len, seed=seed)", "seq_len=train_len, seed=0)")]),
-        ("training batches not seeded by seed", "q1", [
+        ("training batches not seeded by seed", ("q1", "q2", "q3"), [
             ("def run_experiment", "seq_len=train_len, seed=seed)", "seq_len=train_len)")]),
         ("trained at the default length", "q1", [
             ("def run_experiment", "steps=steps, seq_len=train_len,", "steps=steps,")]),
@@ -274,29 +344,57 @@ WRONG_ANSWERS = {
             ("def run_experiment", "TASK, base=base, seed=seed)", "TASK, seed=seed)")]),
         ("test accuracy at the training length", ("q1", "q2", "q3"), [
             ("def run_experiment", '"test_acc": ex.evaluate(model, test_len)', '"test_acc": ex.evaluate(model, train_len)')]),
+        # The tests pass every argument; the defaults are checked on their own. compare_encodings
+        # (q2) relies on the default base, so a wrong one changes its RoPE run too.
+        ("wrong default arguments", ("q1", "q2"), [
+            ("def run_experiment", "def run_experiment(encoding, *, train_len=16, test_len=32, steps=200, seed=0, base=10000.0):",
+             "def run_experiment(encoding, *, train_len=32, test_len=64, steps=100, seed=1, base=100.0):")]),
+        # Results kept under a key without base: right for the first base asked, wrong after
+        # (the sweep of q3 gets the first base's run for every base).
+        ("a cache keyed without base", ("q1", "q3"), [
+            ("def run_experiment", "def run_experiment(encoding,", "RUNS = {}\n\n\ndef run_experiment(encoding,"),
+            ("def run_experiment", "    model = ex.build_model(",
+             "    key = (encoding, train_len, test_len, steps, seed)\n"
+             "    if key in RUNS:\n        return dict(RUNS[key])\n"
+             "    RUNS[key] = run = _run(encoding, train_len, test_len, steps, seed, base)\n"
+             "    return dict(run)\n\n\ndef _run(encoding, train_len, test_len, steps, seed, base):\n"
+             "    model = ex.build_model(")]),
         ("trained and tested on 16 tokens", "q2", [
-            ("results = {encoding", "test_len=TEST_LEN", "test_len=TRAIN_LEN")]),
+            ("def compare_encodings", "test_len=TEST_LEN", "test_len=TRAIN_LEN")]),
         ("learned measured without positions", "q2", [
-            ("results = {encoding", "run_experiment(encoding,", 'run_experiment({"learned": "none"}.get(encoding, encoding),')]),
+            ("def compare_encodings", "run_experiment(encoding,", 'run_experiment({"learned": "none"}.get(encoding, encoding),')]),
         ("rope mixed up with sinusoidal", "q2", [
-            ("results = {encoding", "run_experiment(encoding,", 'run_experiment({"rope": "sinusoidal"}.get(encoding, encoding),')]),
+            ("def compare_encodings", "run_experiment(encoding,", 'run_experiment({"rope": "sinusoidal"}.get(encoding, encoding),')]),
         ("sweep of sinusoidal instead of rope", "q3", [
-            ("base_sweep = {base", 'run_experiment("rope",', 'run_experiment("sinusoidal",')]),
+            ("def sweep_bases", 'run_experiment("rope",', 'run_experiment("sinusoidal",')]),
         ("sweep tested at the training length", "q3", [
-            ("base_sweep = {base", "test_len=64", "test_len=TRAIN_LEN")]),
+            ("def sweep_bases", "test_len=64", "test_len=TRAIN_LEN")]),
         # Uncontrolled comparisons: each arm with a seed of its own (q2), each base (q3).
         ("a seed per encoding and per base", ("q2", "q3"), [
-            ("results = {encoding", "steps=STEPS)", "steps=STEPS, seed=seed)"),
-            ("results = {encoding", 'for encoding in ("none", "learned", "rope")}',
-             'for seed, encoding in enumerate(("none", "learned", "rope"))}'),
-            ("base_sweep = {base", 'base=base)["test_acc"]', 'base=base, seed=seed)["test_acc"]'),
-            ("base_sweep = {base", "for base in (10.0, 100.0, 10000.0)}", "for seed, base in enumerate((10.0, 100.0, 10000.0))}")]),
+            ("def compare_encodings", "steps=steps, seed=seed)", "steps=steps, seed=seed + number)"),
+            ("def compare_encodings", 'for encoding in ("none", "learned", "rope")}',
+             'for number, encoding in enumerate(("none", "learned", "rope"))}'),
+            ("def sweep_bases", "seed=seed, base=base)", "seed=seed + number, base=base)"),
+            ("def sweep_bases", "for base in bases}", "for number, base in enumerate(bases)}")]),
+        # The measurements typed in (numbers a correct run gives on some machine), or a function
+        # that returns them without running anything: the hidden tests call the functions at a
+        # seed of their own.
+        ("numbers typed in instead of run", ("q2", "q3"), [
+            ("def compare_encodings", "    return {encoding: run_experiment(",
+             "    return {'none': {'train_acc': 0.11474609375, 'test_acc': 0.064453125, 'final_loss': 3.5904593467712402},\n"
+             "            'learned': {'train_acc': 0.99609375, 'test_acc': 0.5052490234375, 'final_loss': 0.04167056456208229},\n"
+             "            'rope': {'train_acc': 0.991455078125, 'test_acc': 0.978515625, 'final_loss': 0.03803139925003052}}\n"
+             "    return {encoding: run_experiment("),
+            ("def sweep_bases", "    return {base: run_experiment(",
+             "    return {base: {10.0: 0.80712890625, 100.0: 0.07989501953125, 10000.0: 0.93695068359375}.get(base, 0.5)\n"
+             "            for base in bases}\n"
+             "    return {base: run_experiment(")]),
         # 0-d tensors where floats are asked for: in run_experiment (q1 and the results of q2) and
         # in the sweep (q3).
         ("0-d tensors for floats", ("q1", "q2", "q3"), [
             ("def run_experiment", '"final_loss": losses[-1]}', '"final_loss": torch.tensor(losses[-1])}'),
-            ("base_sweep = {base", 'base_sweep = {base: run_experiment(', 'base_sweep = {base: torch.tensor(run_experiment('),
-            ("base_sweep = {base", '["test_acc"]', '["test_acc"])')]),
+            ("def sweep_bases", 'return {base: run_experiment(', 'return {base: torch.tensor(run_experiment('),
+            ("def sweep_bases", '["test_acc"]', '["test_acc"])')]),
     ],
 }
 
@@ -602,6 +700,11 @@ MESSAGES = {
         "methods swapped: loops with no loop, vectorized with a loop over positions": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
         "one loop only in q2, q3 calls the loop function of q2": ("q2", "has 1 level(s) of Python loops"),
         "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
+        "posenc through a default argument, a dict and functools.partial": ("q2", "uses the course's package (posenc"),
+        "posenc through eval, importlib and sys.modules": ("q2", "runs code or imports modules chosen at run time (eval)"),
+        "loops that copy a vectorized table": ("q2", "sines or cosines of single angles for 42 entries"),
+        "vectorized except a loop over positions for odd widths": ("q3", "more lines of Python for 64 positions than for 8 (d_model = 7)"),
+        "numpy.vectorize imported under another name": ("q3", "calls vectorize, a Python loop in disguise"),
         "wavelengths: angular frequency instead of wavelength": ("q4", "returned the angular frequencies"),
     },
     "debug-the-module": {
@@ -609,6 +712,8 @@ MESSAGES = {
         "float32 frequencies with float64 positions (half fix)": ("q2", "compute the positions and the angular frequencies in float64"),
         "float64 output for a float32 input": ("q2", "the module returns the dtype of its input"),
         "odd width: the last column a cosine": ("q5", "holds a cosine"),
+        "cosine columns from float32 angles": ("q2", "(a cosine) at positions 1000 to 5000 is off the formula"),
+        "dropout without the 1/(1-p) rescale": ("q6", "are not multiplied by 1 / (1 - p) = 2"),
         "subclasses posenc's module": ("q4", "uses the course's package (posenc.pytorch)"),
         "wraps posenc's module": ("q6", "uses the course's package"),
     },
@@ -618,20 +723,28 @@ MESSAGES = {
     },
     "experiment-positions": {
         "every run with seed 0": ("q1", "the same run done step by step gives"),
-        "a seed per encoding and per base": ("q2", "a controlled experiment gives every arm the same seed"),
+        "a seed per encoding and per base": ("q2", "a controlled experiment gives every arm the seed and steps it is given"),
+        "wrong default arguments": ("q1", "has the default 32, the question gives 16"),
+        "a cache keyed without base": ("q1", "no result kept from another call"),
+        "numbers typed in instead of run": ("q2", "is not the run of that seed and number of steps"),
         "0-d tensors for floats": ("q1", "expected a Python float"),
     },
 }
 # ... and the other questions of the answers that lose several, each for its own reason.
 MESSAGES_ALSO = [
     ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q2", "sine and cosine are swapped"),
+    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q3", "uses the course's package (posenc"),
+    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q4", "uses the course's package (posenc"),
+    ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q3", "chosen at run time (import_module)"),
+    ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q4", "chosen at run time (modules)"),
     ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q3", "sine and cosine are swapped"),
     ("build-the-encoding", "methods swapped: loops with no loop, vectorized with a loop over positions", "q3", "asks for no Python loop over positions"),
     ("build-the-encoding", "one loop only in q2, q3 calls the loop function of q2", "q3", "asks for no Python loop over positions"),
     ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q3", "uses the course's package (posenc.encoding)"),
     ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q4", "uses the course's package"),
     ("attend-by-position", "rotation from posenc.shift_matrix, spread as a list", "q3", "returned a list, expected a numpy.ndarray"),
-    ("experiment-positions", "a seed per encoding and per base", "q3", "a controlled sweep gives every base the same seed"),
+    ("experiment-positions", "a seed per encoding and per base", "q3", "a controlled sweep gives every base the seed and steps it"),
+    ("experiment-positions", "numbers typed in instead of run", "q3", "is not RoPE with that base, seed and number of steps"),
     ("experiment-positions", "0-d tensors for floats", "q3", "expected a Python float"),
 ]
 MESSAGE_CASES = [(name, label, *expected) for name, labels in MESSAGES.items()
@@ -772,7 +885,60 @@ OWN_CODE_CAUGHT = {
                 return posenc.angular_frequencies(n)
         answer = Answer
         """,
+    "a default argument": """
+        from posenc import angular_frequencies
+        def answer(n, implementation=angular_frequencies):
+            return implementation(n)
+        """,
+    "a keyword-only default argument": """
+        import posenc
+        def answer(n, *, implementation=posenc.angular_frequencies):
+            return implementation(n)
+        """,
+    "a dict of the notebook": """
+        import posenc
+        METHODS = {"fast": posenc.angular_frequencies}
+        def answer(n):
+            return METHODS["fast"](n)
+        """,
+    "functools.partial": """
+        import functools
+        import posenc
+        frequencies = functools.partial(posenc.angular_frequencies, base=10000.0)
+        def answer(n):
+            return frequencies(n)
+        """,
 }
+
+# Code or imports built at run time: what they reach cannot be read, so they are refused.
+OWN_CODE_BUILT = {
+    "eval of a string": """
+        def answer(n):
+            return eval("__import__('pos' + 'enc').angular_frequencies")(n)
+        """,
+    "exec of a string": """
+        def answer(n):
+            scope = {}
+            exec("import posenc as p; f = p.angular_frequencies", scope)
+            return scope["f"](n)
+        """,
+    "importlib with a name built at run time": """
+        import importlib
+        def answer(n):
+            return importlib.import_module("pos" + "enc").angular_frequencies(n)
+        """,
+    "sys.modules": """
+        import sys
+        def answer(n):
+            return sys.modules["pos" + "enc"].angular_frequencies(n)
+        """,
+}
+
+
+@pytest.mark.parametrize("source", OWN_CODE_BUILT.values(), ids=OWN_CODE_BUILT)
+def test_own_code_refuses_code_built_at_run_time(tmp_path, source):
+    with pytest.raises(AssertionError, match=r"answer runs code or imports modules chosen at run time"):
+        _check("own_code")(_student(tmp_path, source).answer, "answer")
 
 
 @pytest.mark.parametrize("source", OWN_CODE_CAUGHT.values(), ids=OWN_CODE_CAUGHT)

@@ -4,7 +4,9 @@ The unit tests below run in-process; the class tests take build-the-encoding's a
 `make assignments` (which runs otter in a subprocess: importing otter here would emit a
 DeprecationWarning that `filterwarnings = error` turns into a failure) and grade a small class
 through the command line: a correct notebook, a wrong one, a renamed one, an empty file, a
-corrupt file, and in a run of its own a notebook that never finishes.
+corrupt file, the notebook as handed out, one that deletes its results folder, one that patches
+NumPy and looks at its folder; in runs of their own, loops stopped by the per-test and per-cell
+limits, and a notebook that never finishes.
 """
 
 import csv
@@ -13,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,15 +33,51 @@ WORK = ROOT / "_build" / "test-grade"  # under the repository: otter assign need
 
 
 def test_check_notebook(tmp_path):
-    empty, corrupt, cells, good = (tmp_path / n for n in ("e.ipynb", "c.ipynb", "x.ipynb", "g.ipynb"))
+    empty, corrupt, cells, no_code, good = (
+        tmp_path / n for n in ("e.ipynb", "c.ipynb", "x.ipynb", "n.ipynb", "g.ipynb"))
     empty.write_text("  \n")
     corrupt.write_text('{"cells": [')
     cells.write_text('{"cells": 3}')
-    nbformat.write(nbformat.v4.new_notebook(), good)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi"),
+                                                   nbformat.v4.new_code_cell("  ")]), no_code)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), good)
     assert grade.check_notebook(empty) == "empty file"
     assert grade.check_notebook(corrupt).startswith("not a notebook (invalid JSON")
     assert grade.check_notebook(cells) == "not a notebook (no list of cells)"
+    assert grade.check_notebook(no_code) == "no code cell (nothing to grade)"
     assert grade.check_notebook(good) == ""
+
+
+def test_review_flags_code_that_can_reach_the_grader(tmp_path):
+    """Patched modules, modules or the grader reached by name, built code, files opened: flagged;
+    the handed-out cells and ordinary code are not."""
+    given = "import otter\ngrader = otter.Notebook('x.ipynb')"
+    cells = [given, "import numpy as np\nnp.allclose = lambda *a, **k: True",
+             "import sys\nref = sys.modules['posenc']\n%time 1",
+             "from importlib import import_module as load\nf = eval('1')",
+             "text = open('tests/q1.py').read()\nnp.testing.assert_allclose = print",
+             "from numpy import linalg\nlinalg.norm = abs",
+             "class A:\n    pass\na = A()\na.x = np.sin(1.0)"]
+    path = tmp_path / "s.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    handed = tmp_path / "given.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(given)]), handed)
+    assert grade.review(path, grade.given_cells(handed)) == (
+        "eval; importlib; open; patches linalg.norm; patches np.allclose; "
+        "patches np.testing.assert_allclose; sys.modules")
+    assert "otter" in grade.review(path)
+    plain = tmp_path / "p.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cells[-1])]), plain)
+    assert grade.review(plain) == ""
+
+
+def test_a_new_run_clears_the_previous_one(tmp_path):
+    for stale in ("feedback/old.txt", "details/old.txt", "results/old/results.json", "grades.csv"):
+        (tmp_path / stale).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / stale).write_text("stale")
+    (tmp_path / "notes.md").write_text("mine")
+    grade.clear_outputs(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
 
 
 def test_submissions_are_named_by_their_path(tmp_path):
@@ -54,11 +93,12 @@ def test_csv_has_a_row_per_student_and_zero_with_a_reason(tmp_path):
               grade.Grade("bo", reason="empty file")]
     table = grade.write_outputs(grades, tmp_path)
     rows = list(csv.reader(table.read_text().splitlines()))
-    assert rows[0] == ["student", "q1", "q2", "q10", "total", "possible", "reason"]
-    assert rows[1] == ["ann", "1", "2", "0", "3", "5", ""]
-    assert rows[2] == ["bo", "0", "0", "0", "0", "5", "empty file"]
+    assert rows[0] == ["student", "q1", "q2", "q10", "total", "possible", "reason", "review"]
+    assert rows[1] == ["ann", "1", "2", "0", "3", "5", "", ""]
+    assert rows[2] == ["bo", "0", "0", "0", "0", "5", "empty file", ""]
     assert (tmp_path / "feedback" / "ann.txt").read_text() == "fine"
     assert "empty file" in (tmp_path / "feedback" / "bo.txt").read_text()
+    assert "empty file" in (tmp_path / "details" / "bo.txt").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +110,7 @@ def autograder(make):
     run = make(f"_build/assignments/{NAME}/.assigned")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     shutil.copytree(ROOT / "_build" / "assignments" / NAME / "autograder", WORK / "assign" / "autograder")
+    shutil.copytree(ROOT / "_build" / "assignments" / NAME / "student", WORK / "assign" / "student")
     (zip_path,) = (WORK / "assign" / "autograder").glob(f"{NAME}-autograder_*.zip")
     assert grade.assignment_name(zip_path) == NAME
     return zip_path, nbformat.read(WORK / "assign" / "autograder" / f"{NAME}.ipynb", 4)
@@ -91,6 +132,13 @@ def _grade(zip_path, submissions, output, *options):
     return {row["student"]: row for row in csv.DictReader((output / "grades.csv").read_text().splitlines())}
 
 
+def _with_cell(solution, source, at=0):
+    """The solution notebook with a code cell added at index at."""
+    nb = nbformat.from_dict(json.loads(json.dumps(solution)))
+    nb.cells.insert(at, nbformat.v4.new_code_cell(source))
+    return nb
+
+
 def test_grades_a_class_and_survives_broken_notebooks(autograder):
     zip_path, solution = autograder
     submissions = WORK / "class"
@@ -104,30 +152,101 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     nbformat.write(solution, submissions / "carol-renamed-copy.ipynb")
     (submissions / "dave.ipynb").write_text("")
     (submissions / "erin.ipynb").write_text('{"cells": [{"cell_type": "code", "sour')
+    # The notebook as handed out: 0 everywhere, with the reason.
+    shutil.copyfile(WORK / "assign" / "student" / f"{NAME}.ipynb", submissions / "gus.ipynb")
+    # A notebook that replaces the folder Otter writes its results to by a file (otter run
+    # executes it in <its folder>/autograder/submission).
+    nbformat.write(_with_cell(solution, "import shutil\nshutil.rmtree('../results')\nopen('../results', 'w').close()",
+                              len(solution.cells)),
+                   submissions / "hal.ipynb")
+    # A notebook that looks at its folder (its own private one) and a patch of NumPy (flagged).
+    seen = WORK / "seen.json"
+    nbformat.write(_with_cell(solution, "import json, os\nfrom pathlib import Path\n"
+                              f"Path({str(seen)!r}).write_text(json.dumps([os.getcwd(), sorted(os.listdir())]))\n"
+                              "import numpy\nnumpy.allclose = lambda *a, **k: True", 1),
+                   submissions / "ivy.ipynb")
+    # A notebook that reads a test file and patches Otter's test runner so that every test
+    # passes: Otter runs the tests in the notebook's process and cannot stop it (instructors.md);
+    # the CSV flags it for review.
+    nbformat.write(_with_cell(_with_q3(solution, "positional_encoding = None\n"),
+                              "from pathlib import Path\ntext = open(next(Path('tests').glob('q*.py'))).read()\n"
+                              "from otter.test_files import exception_test\n"
+                              "exception_test.test_case.call_func = lambda self, env: None", len(solution.cells)),
+                   submissions / "jon.ipynb")
     output = WORK / "grades"
-    rows = _grade(zip_path, submissions, output, "--jobs", "2")
-    assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin"}
+    (output / "feedback").mkdir(parents=True)
+    (output / "feedback" / "stale.txt").write_text("from an earlier run")
+    rows = _grade(zip_path, submissions, output, "--jobs", "2",
+                  "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
+    assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy", "jon"}
+    assert rows["jon"]["review"] == "open; otter; patches exception_test.test_case.call_func", rows["jon"]
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "7", rows[student]
-        assert rows[student]["reason"] == ""
+        assert rows[student]["reason"] == rows[student]["review"] == ""
     bob = rows[f"bob/{NAME}"]
     assert (bob["q1"], bob["q2"], bob["q3"], bob["q4"], bob["total"]) == ("1", "2", "0", "1", "4")
     assert rows["dave"]["total"] == "0" and rows["dave"]["reason"] == "empty file"
     assert rows["erin"]["total"] == "0" and rows["erin"]["reason"].startswith("not a notebook")
+    assert rows["gus"]["total"] == "0" and rows["gus"]["reason"].startswith("0 on every question; q1: "), rows["gus"]
+    assert rows["hal"]["total"] == "0" and rows["hal"]["reason"].startswith(("no results", "otter run failed")), rows["hal"]
+    assert rows["ivy"]["review"] == "patches numpy.allclose", rows["ivy"]
+    cwd, listing = json.loads(seen.read_text())
+    # Otter runs the notebook beside its tests (a limit of Otter, see instructors.md), in a
+    # folder made inside the submission's private one: no other submission's files there.
+    assert listing == ["__init__.py", f"{NAME}.ipynb", "tests"], listing
+    assert "/submission-" in cwd and cwd.startswith(tempfile.gettempdir()), cwd
+    assert not Path(cwd.split("/submission-")[0]).exists(), "the class's folder is removed after grading"
+    assert not (output / "feedback" / "stale.txt").exists(), "an earlier run's files are removed"
     feedback = (output / "feedback" / "bob" / f"{NAME}.txt").read_text()
     assert "q3: 0 / 3" in feedback and "sine and cosine are swapped" in feedback
-    assert "Public Tests" in feedback
+    details = (output / "details" / "bob" / f"{NAME}.txt").read_text()
+    assert "q3: 0 / 3" in details
+    # Feedback for students shows no hidden test (their failures show source lines, messages
+    # and expected values); the instructor's details do. The notebook as handed out fails the
+    # hidden test of q4 with this message:
+    master = nbformat.read(ROOT / "assignments" / NAME / f"{NAME}.ipynb", 4)
+    message = "wrong wavelengths for d_model="
+    assert [c for c in master.cells if c.source.startswith("# HIDDEN") and message in c.source]
+    assert message in (output / "details" / "gus.txt").read_text()
+    for student in ("alice", f"bob/{NAME}", "gus"):
+        text = (output / "feedback" / f"{student}.txt").read_text()
+        assert message not in text, text
     assert json.loads((output / "results" / "alice" / "results.json").read_text())["tests"]
 
 
+def test_a_loop_costs_its_question_only(autograder):
+    """A loop in an answer cell, or in a function a test calls, is stopped by the per-cell or
+    per-test limit: that question loses its points, the others keep theirs."""
+    zip_path, solution = autograder
+    submissions = WORK / "loops"
+    submissions.mkdir(parents=True)
+    nbformat.write(_with_q3(solution, "while True:\n    pass\n"), submissions / "frank.ipynb")
+    nbformat.write(_with_q3(solution, "def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
+                            "    while True:\n        pass\n"), submissions / "gina.ipynb")
+    start = time.monotonic()
+    rows = _grade(zip_path, submissions, WORK / "grades-loops", "--timeout", "120",
+                  "--test-timeout", "3", "--cell-timeout", "4")
+    assert time.monotonic() - start < 120
+    for student in ("frank", "gina"):
+        row = rows[student]
+        assert (row["q1"], row["q2"], row["q3"], row["q4"]) == ("1", "2", "0", "1"), row
+    details = (WORK / "grades-loops" / "details" / "gina.txt").read_text()
+    assert "time limit: this test ran longer than 3 s" in details
+
+
 def test_a_notebook_that_never_ends_is_stopped(autograder):
+    """A loop the per-cell limit cannot stop (the notebook ignores the alarm) hits the
+    notebook's time limit: 0, with the reason."""
     zip_path, solution = autograder
     submissions = WORK / "looping"
     submissions.mkdir(parents=True)
-    forever = _with_q3(solution, "while True:\n    pass\n")
+    forever = _with_q3(solution, "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                       "while True:\n    pass\n")
     nbformat.write(forever, submissions / "frank.ipynb")
     start = time.monotonic()
-    rows = _grade(zip_path, submissions, WORK / "grades-looping", "--timeout", "8")
+    rows = _grade(zip_path, submissions, WORK / "grades-looping", "--timeout", "8",
+                  "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     assert time.monotonic() - start < 60
     assert rows["frank"]["total"] == "0"
     assert rows["frank"]["reason"].startswith("time limit: not finished after 8 s")
+    assert rows["frank"]["review"] == "signal"

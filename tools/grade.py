@@ -7,15 +7,28 @@ notebook's path relative to SUBMISSIONS_DIR without ``.ipynb`` (``alice/build-th
 or ``alice`` for ``alice.ipynb``). Each one is copied, under the assignment's own notebook name
 (so a renamed notebook is graded as if it had kept its name), into a folder of its own and
 graded by one ``otter run`` process; ``--jobs`` of them run at a time (default: the machine's
-cores). A submission that does not finish within ``--timeout`` seconds (a student's infinite
-loop) is stopped with the kernel it started. The tool writes
+cores). Each submission runs in a private temporary folder of its own (only its notebook in it),
+removed as soon as it is graded. Time limits, from the finest to the coarsest: a test case that
+runs longer than ``--test-timeout`` seconds fails with "time limit" (the other tests and
+questions are still graded), an answer cell that runs longer than ``--cell-timeout`` seconds is
+interrupted (the notebook goes on), and a submission that does not finish within ``--timeout``
+seconds (a loop in C code, a notebook that disarms the limits) is stopped with the kernel it
+started and gets 0. The tool writes, after removing what an earlier run left there:
 
 - ``OUT_DIR/grades.csv``: one row per student, the score of every question, the total, the
-  points possible and, when the notebook could not be graded, ``0`` everywhere and the reason
-  (not a notebook, empty, time limit, ``otter run`` failed: its last error line);
-- ``OUT_DIR/feedback/<student>.txt``: that student's feedback, each question's score and the
-  output of its tests (public and hidden);
-- ``OUT_DIR/results/<student>/results.json``: Otter's own results, in Gradescope's format.
+  points possible, ``reason`` (why a notebook got 0: not a notebook, empty, no code cell, time
+  limit, ``otter run`` failed or left no results, or the first failing test when every question
+  scored 0) and ``review`` (code that can reach the grading machinery, which runs in the same
+  Python process as the student's code under Otter: patched modules, ``sys.modules``,
+  ``importlib``, ``eval``/``exec``, files opened, ...: read those notebooks before trusting
+  their grade);
+- ``OUT_DIR/feedback/<student>.txt``: feedback safe to return to the student: each question's
+  score, the output of the public tests and, for a question that lost points in hidden tests
+  only, that a hidden test failed (no hidden test's source or expected values);
+- ``OUT_DIR/details/<student>.txt``: for the instructor only, the output of every test, hidden
+  ones included (their source lines and expected values): do not return it;
+- ``OUT_DIR/results/<student>/results.json``: Otter's own results, in Gradescope's format
+  (hidden tests' output included: do not return it either).
 
 It uses only the standard library and ``otter`` (found next to this Python, or on the PATH).
 ``otter run`` executes the notebook in this environment: grade only submissions you are willing
@@ -26,6 +39,7 @@ the autograder that ``make assignments`` generates.
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import json
 import os
@@ -47,8 +61,10 @@ class Grade:
 
     student: str
     scores: dict = field(default_factory=dict)     # question -> (score, possible)
-    feedback: str = ""
-    reason: str = ""                               # empty when graded
+    feedback: str = ""                             # safe to return to the student
+    details: str = ""                              # every test's output: instructor only
+    reason: str = ""                               # why the total is 0, when it is
+    review: str = ""                               # code that can reach the grading machinery
     seconds: float = 0.0
 
 
@@ -84,7 +100,123 @@ def check_notebook(path: Path) -> str:
         return f"not a notebook (invalid JSON: {error})"
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         return "not a notebook (no list of cells)"
+    if not any(isinstance(c, dict) and c.get("cell_type") == "code" and "".join(c.get("source", ""))
+               .strip() for c in notebook["cells"]):
+        return "no code cell (nothing to grade)"
     return ""
+
+
+# What code can use to change its own grade while Otter runs the hidden tests in its process:
+# patch a module (np.allclose = ...), reach modules or the grader by name, run built strings,
+# open files (the tests, the results). Flagged for a human to read, never scored.
+_REVIEW_NAMES = {"sys.modules", "importlib", "__import__", "eval", "exec", "compile", "open",
+                 "builtins", "__builtins__", "gc", "inspect", "otter", "setattr", "globals",
+                 "signal", "ctypes", "pickle", "shutil", "os.remove", "os.unlink", "subprocess",
+                 "sys.settrace", "sys.setprofile", "sys._getframe", "posenc",
+                 "getattr", "vars"}
+
+
+def given_cells(path: Path | None) -> frozenset[str]:
+    """The code cells of the handed-out notebook (stripped), which review() does not flag."""
+    if path is None:
+        return frozenset()
+    cells = json.loads(path.read_bytes())["cells"]
+    return frozenset("".join(c["source"]).strip() for c in cells if c["cell_type"] == "code")
+
+
+def review(path: Path, given: frozenset[str] = frozenset()) -> str:
+    """The constructs in a notebook's code cells that can reach Otter's machinery ('' if none):
+    an assignment to an attribute of an imported module (a patch), and the names above; cells
+    as handed out (given) are not read."""
+    found, trees = set(), []
+    try:
+        cells = json.loads(path.read_bytes())["cells"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        if "".join(cell.get("source", "")).strip() in given:
+            continue
+        lines = "".join(cell.get("source", "")).splitlines()
+        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+        try:
+            trees.append(ast.parse(source))
+        except SyntaxError:
+            continue
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    modules = {alias.asname or alias.name.split(".")[0] for node in nodes
+               if isinstance(node, ast.Import) for alias in node.names}
+    modules |= {alias.asname or alias.name for node in nodes
+                if isinstance(node, ast.ImportFrom) for alias in node.names}
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
+                found |= {name for name in _REVIEW_NAMES if full == name or full.startswith(name + ".")
+                          or (isinstance(node, ast.ImportFrom) and node.module == name)}
+        elif isinstance(node, ast.Name) and node.id in _REVIEW_NAMES:
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            dotted = ast.unparse(node)
+            found |= {name for name in _REVIEW_NAMES if "." in name and dotted == name}
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                root = node
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in modules:
+                    found.add(f"patches {dotted}")
+    return "; ".join(sorted(found))
+
+
+# The first cell of the graded copy: time limits per test case (Otter's exception-based tests)
+# and per answer cell, so that a loop in one answer costs that answer's question only. It runs
+# in the student's kernel, which can disarm it: the whole-notebook timeout stays the backstop.
+TIME_LIMITS = """\
+import signal as _grade_signal
+from otter.test_files import exception_test as _grade_tests
+
+def _grade_limited(call, limit):
+    def limited(self, env):
+        def stop(signum, frame):
+            raise TimeoutError(f"time limit: this test ran longer than {limit:g} s and was stopped (an infinite loop?)")
+        previous = _grade_signal.signal(_grade_signal.SIGALRM, stop)
+        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, limit)
+        try:
+            return call(self, env)
+        finally:
+            _grade_signal.setitimer(_grade_signal.ITIMER_REAL, 0)
+            _grade_signal.signal(_grade_signal.SIGALRM, previous)
+    return limited
+
+_grade_tests.test_case.call_func = _grade_limited(_grade_tests.test_case.call_func, TEST_LIMIT)
+
+def _grade_stop_cell(signum, frame):
+    raise TimeoutError("time limit: this cell ran longer than CELL_LIMIT s and was stopped by the grader")
+
+def _grade_arm(info):
+    if ".check(" not in info.raw_cell and "Checker" not in info.raw_cell:
+        _grade_signal.signal(_grade_signal.SIGALRM, _grade_stop_cell)
+        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, CELL_LIMIT)
+
+def _grade_disarm(result):
+    if ".check(" not in result.info.raw_cell and "Checker" not in result.info.raw_cell:
+        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, 0)
+
+get_ipython().events.register("pre_run_cell", _grade_arm)
+get_ipython().events.register("post_run_cell", _grade_disarm)
+"""
+
+
+def graded_copy(notebook: Path, target: Path, *, test_limit: float, cell_limit: float) -> None:
+    """Write notebook to target with the time-limit cell first."""
+    data = json.loads(notebook.read_bytes())
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": TIME_LIMITS.replace("TEST_LIMIT", f"{test_limit:g}").replace("CELL_LIMIT", f"{cell_limit:g}")}
+    if data.get("nbformat", 4) >= 4 and data.get("nbformat_minor", 0) >= 5:
+        cell["id"] = "grade-time-limits"
+    data["cells"].insert(0, cell)
+    target.write_text(json.dumps(data))
 
 
 def _descendants(pid: int) -> list[int]:
@@ -127,45 +259,110 @@ def _last_error(output: str) -> str:
     return (errors or lines or ["no output"])[-1][:300]
 
 
+def _public_results(summary: str) -> dict[str, str]:
+    """Otter's summary of the public tests, split by question (its "qN results:" headers)."""
+    found, current = {}, None
+    for line in summary.splitlines():
+        header = line.split(" results", 1)[0]
+        if not line.startswith(" ") and " results" in line and header and " " not in header:
+            current = header
+        if current is not None:
+            found[current] = found.get(current, "") + line + "\n"
+    return found
+
+
+def _first_failure(output: str) -> str:
+    """The first assertion message (or error) in a question's output, on one line."""
+    lines = [line.strip() for line in output.splitlines()]
+    for index, line in enumerate(lines):
+        if line.startswith(("AssertionError", "TimeoutError", "NameError", "Exception")) or (
+                "Error:" in line and not line.startswith(("File", "Traceback"))):
+            return line[:200]
+    failed = [line for line in lines if "failed" in line.lower()]
+    return (failed or ["no test passed"])[0][:200]
+
+
+def read_results(grade: Grade, report: dict) -> None:
+    """Scores, the safe feedback and the instructor's details, from Otter's results.json."""
+    public = {}
+    details, feedback = [], []
+    for test in report.get("tests", []):
+        if test.get("name") == "Public Tests":
+            public = _public_results(test.get("output", ""))
+    for test in report.get("tests", []):
+        output = test.get("output", "")
+        if "max_score" in test and test.get("score") is not None:
+            name, score, possible = test["name"], float(test["score"]), float(test["max_score"])
+            grade.scores[name] = (score, possible)
+            head = f"{name}: {score:g} / {possible:g}"
+            details += [head] + ["    " + line for line in output.splitlines()] + [""]
+            shown = public.get(name, "")
+            feedback.append(head)
+            feedback += ["    " + line for line in shown.splitlines()]
+            if score < possible and "All test cases passed" in shown:
+                feedback.append("    a hidden test of this question failed (its details are not shown)")
+            feedback.append("")
+        elif test.get("name") != "Public Tests":
+            details += [test.get("name", "")] + ["    " + line for line in output.splitlines()] + [""]
+    grade.details = "\n".join(details)
+    grade.feedback = "\n".join(feedback)
+    if grade.scores and not any(score for score, _ in grade.scores.values()):
+        first = next(test for test in report["tests"] if test.get("name") in grade.scores)
+        grade.reason = f"0 on every question; {first['name']}: {_first_failure(first.get('output', ''))}"
+
+
 def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Path,
-              timeout: float) -> Grade:
-    """Grade one submission with ``otter run`` in a folder of its own, within timeout seconds."""
+              timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
+              keep: Path | None = None, given: frozenset[str] = frozenset()) -> Grade:
+    """Grade one submission with ``otter run`` in a private folder of its own (under work,
+    removed afterwards), within timeout seconds; keep receives its results.json."""
     start = time.monotonic()
     grade = Grade(student)
     grade.reason = check_notebook(notebook)
     if grade.reason:
         return grade
-    folder = work / student
-    (folder / "results").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, folder / f"{name}.ipynb")
-    command = [*otter_command(), "run", "-a", str(zip_path.resolve()), "-o", "results",
-               f"{name}.ipynb"]
-    # A session of its own: on a timeout, the kernel otter started is killed with it.
-    process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    grade.review = review(notebook, given)
+    folder = Path(tempfile.mkdtemp(prefix="submission-", dir=work))  # mode 0700
     try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop(process)
-        grade.reason = f"time limit: not finished after {timeout:g} s (an infinite loop?)"
+        (folder / "results").mkdir()
+        graded_copy(notebook, folder / f"{name}.ipynb", test_limit=test_timeout,
+                    cell_limit=cell_timeout)
+        command = [*otter_command(), "run", "-a", str(zip_path.resolve()), "-o", "results",
+                   f"{name}.ipynb"]
+        # A session of its own: on a timeout, the kernel otter started is killed with it.
+        # otter run unpacks the autograder and runs the notebook in a temporary folder of its
+        # own: TMPDIR puts it inside this submission's private folder, removed below.
+        environment = {**os.environ, "TMPDIR": str(folder)}
+        process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, env=environment,
+                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            output, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(process)
+            grade.reason = (f"time limit: not finished after {timeout:g} s (an infinite loop the "
+                            "per-test and per-cell limits could not stop?)")
+            return grade
+        results = folder / "results" / "results.json"
+        if process.returncode != 0:
+            grade.reason = f"otter run failed: {_last_error(output)}"
+            return grade
+        if not results.exists():
+            grade.reason = ("no results: otter run wrote no results.json (did the notebook delete "
+                            f"or move files of its folder?) {_last_error(output)}")
+            return grade
+        try:
+            report = json.loads(results.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            grade.reason = f"no results: results.json is not JSON ({error})"
+            return grade
+        read_results(grade, report)
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(results, keep / "results.json")
+        return grade
+    finally:
         grade.seconds = time.monotonic() - start
-        return grade
-    grade.seconds = time.monotonic() - start
-    results = folder / "results" / "results.json"
-    if process.returncode != 0 or not results.exists():
-        grade.reason = f"otter run failed: {_last_error(output)}"
-        return grade
-    report = json.loads(results.read_text())
-    lines = []
-    for test in report["tests"]:
-        if "max_score" in test and test.get("score") is not None:
-            grade.scores[test["name"]] = (float(test["score"]), float(test["max_score"]))
-            lines.append(f"{test['name']}: {test['score']:g} / {test['max_score']:g}")
-        else:
-            lines.append(test["name"])
-        lines += ["    " + line for line in test.get("output", "").splitlines()] + [""]
-    grade.feedback = "\n".join(lines)
-    return grade
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def submissions_in(folder: Path) -> dict[str, Path]:
@@ -178,46 +375,64 @@ def submissions_in(folder: Path) -> dict[str, Path]:
     return found
 
 
+OUTPUTS = ("grades.csv", "feedback", "details", "results")  # what a run writes in its folder
+
+
+def clear_outputs(output: Path) -> None:
+    """Remove what an earlier run wrote in output (only OUTPUTS), so the folder matches the CSV."""
+    for name in OUTPUTS:
+        path = output / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
 def write_outputs(grades: list[Grade], output: Path) -> Path:
-    """grades.csv (one row per student) and feedback/<student>.txt; returns the CSV's path."""
+    """grades.csv (one row per student), feedback/ and details/<student>.txt; the CSV's path."""
     questions = sorted({q for g in grades for q in g.scores},
                        key=lambda q: (len(q), q))  # q1, q2, ..., q10
     possible = {q: p for g in grades for q, (_, p) in g.scores.items()}
     table = output / "grades.csv"
     with table.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *questions, "total", "possible", "reason"])
+        writer.writerow(["student", *questions, "total", "possible", "reason", "review"])
         for g in grades:
             scores = [g.scores.get(q, (0.0, 0.0))[0] for q in questions]
             writer.writerow([g.student, *(f"{s:g}" for s in scores), f"{sum(scores):g}",
-                             f"{sum(possible.values()):g}", g.reason])
+                             f"{sum(possible.values()):g}", g.reason, g.review])
     for g in grades:
-        text = output / "feedback" / f"{g.student}.txt"
-        text.parent.mkdir(parents=True, exist_ok=True)
-        text.write_text(g.feedback if not g.reason else f"Not graded: {g.reason}. Score 0.\n")
+        for folder, text in (("feedback", g.feedback), ("details", g.details)):
+            path = output / folder / f"{g.student}.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not g.scores:
+                text = f"Not graded: {g.reason}. Score 0.\n"
+            elif g.reason:
+                text = f"{text}\nTotal 0: {g.reason}\n"
+            path.write_text(text)
     return table
 
 
 def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
-                timeout: float) -> list[Grade]:
-    """Grade every submission, jobs at a time; write the CSV and the feedback under output."""
+                timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
+                given: Path | None = None) -> list[Grade]:
+    """Grade every submission, jobs at a time; write the CSV and the feedback under output
+    (after clearing what an earlier run wrote there)."""
     name = assignment_name(zip_path)
     found = submissions_in(submissions)
     if not found:
         raise SystemExit(f"no .ipynb file under {submissions}")
     output.mkdir(parents=True, exist_ok=True)
+    clear_outputs(output)
+    handed_out = given_cells(given)
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         work = Path(scratch)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             grades = list(pool.map(
-                lambda item: grade_one(item[0], item[1], zip_path, name, work, timeout),
+                lambda item: grade_one(item[0], item[1], zip_path, name, work, timeout,
+                                       test_timeout, cell_timeout,
+                                       keep=output / "results" / item[0], given=handed_out),
                 found.items()))
-        for g in grades:
-            results = work / g.student / "results" / "results.json"
-            if results.exists():
-                target = output / "results" / g.student / "results.json"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(results, target)
     write_outputs(grades, output)
     return grades
 
@@ -231,23 +446,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                         help="submissions graded at a time (default: the number of cores)")
     parser.add_argument("--timeout", "-t", type=float, default=600.0,
-                        help="seconds one submission may take before it is stopped (default 600)")
+                        help="seconds one submission may take before it is stopped and gets 0 "
+                             "(default 600)")
+    parser.add_argument("--test-timeout", type=float, default=60.0,
+                        help="seconds one test case may run before it fails with 'time limit' "
+                             "(default 60)")
+    parser.add_argument("--cell-timeout", type=float, default=120.0,
+                        help="seconds one cell of the notebook may run before it is interrupted "
+                             "(default 120)")
+    parser.add_argument("--given", type=Path, default=None,
+                        help="the student notebook as handed out: its cells are not flagged in "
+                             "the CSV's review column")
     args = parser.parse_args(argv)
     if not args.autograder.is_file():
         parser.error(f"no autograder zip at {args.autograder} (run `make assignments` first)")
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder of submissions")
-    if args.jobs < 1 or args.timeout <= 0:
-        parser.error("--jobs must be at least 1 and --timeout positive")
+    if args.jobs < 1 or min(args.timeout, args.test_timeout, args.cell_timeout) <= 0:
+        parser.error("--jobs must be at least 1 and every timeout positive")
     start = time.monotonic()
     grades = grade_class(args.autograder, args.submissions, args.output, jobs=args.jobs,
-                         timeout=args.timeout)
+                         timeout=args.timeout, test_timeout=args.test_timeout,
+                         cell_timeout=args.cell_timeout, given=args.given)
     failed = [g for g in grades if g.reason]
-    print(f"graded {len(grades) - len(failed)} of {len(grades)} submissions in "
+    print(f"graded {sum(bool(g.scores) for g in grades)} of {len(grades)} submissions in "
           f"{time.monotonic() - start:.0f} s with {args.jobs} at a time: "
           f"{args.output / 'grades.csv'}")
     for g in failed:
         print(f"  {g.student}: 0 ({g.reason})")
+    for g in grades:
+        if g.review:
+            print(f"  {g.student}: review the notebook ({g.review})")
     return 0
 
 
