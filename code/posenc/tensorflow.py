@@ -69,8 +69,7 @@ def _outside_traces():
         jax = _jax()
         return jax.ensure_compile_time_eval()
     if backend == "torch":  # Keras traces symbolic calls on the meta device
-        import torch
-
+        torch = sys.modules["torch"]  # imported by Keras' torch backend: no dependency of ours
         return keras.device("cuda" if torch.cuda.is_available() else "cpu")
     return contextlib.nullcontext()
 
