@@ -43,6 +43,7 @@ import ast
 import csv
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -311,11 +312,74 @@ def read_results(grade: Grade, report: dict) -> None:
         grade.reason = f"0 on every question; {first['name']}: {_first_failure(first.get('output', ''))}"
 
 
+# The assignments graded in two processes (tools/sealed.py): the notebook in a kernel of its own,
+# the tests and the reference in the grader, only data between them; and the packages absent
+# from the kernel while it runs (each question of these asks for the student's own computation).
+SEALED = {"build-the-encoding": ["posenc"]}
+
+
+def read_tests(zip_path: Path) -> dict[str, str]:
+    """The autograder's test files (tests/*.py in the zip): {path: source}, in question order."""
+    with zipfile.ZipFile(zip_path) as archive:
+        names = sorted((n for n in archive.namelist() if n.startswith("tests/") and n.endswith(".py")),
+                       key=lambda n: (len(n), n))
+        return {name: archive.read(name).decode() for name in names}
+
+
+def _checks(cells: frozenset[str]) -> list[str]:
+    """The handed-out cells that run Otter's self-checks (not run when grading sealed)."""
+    return sorted(c for c in cells if "grader." in c or "import otter" in c)
+
+
+def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, str], block: list[str],
+                 timeout: float, test_timeout: float, cell_timeout: float,
+                 skip: list[str]) -> dict | None:
+    """Grade notebook (in folder) with tools/sealed.py; Otter's results.json format, or None
+    (grade.reason says why)."""
+    token = secrets.token_hex(16)
+    command = [sys.executable, str(Path(__file__).with_name("sealed.py")), str(notebook),
+               "--test-timeout", f"{test_timeout:g}", "--cell-timeout", f"{cell_timeout:g}",
+               *(f"--block={package}" for package in block)]
+    environment = {**os.environ, "TMPDIR": str(folder)}
+    process = subprocess.Popen(command, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=environment, text=True,
+                               start_new_session=True)
+    request = json.dumps({"token": token, "tests": tests, "skip": skip})
+    try:
+        output, errors = process.communicate(request, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        grade.reason = (f"time limit: not finished after {timeout:g} s (an infinite loop the "
+                        "per-test and per-cell limits could not stop?)")
+        return None
+    answers = []
+    for line in output.splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and answer.get("token") == token:
+            answers.append(answer)
+    if process.returncode != 0 or len(answers) != 1:
+        grade.reason = f"the grader failed: {_last_error(errors or output)}"
+        return None
+    if "error" in answers[0]:
+        grade.reason = f"the grader failed: {answers[0]['error'][:300]}"
+        return None
+    questions = answers[0]["questions"]
+    public = "\n".join(q["public"] for q in questions.values())
+    return {"tests": [{"name": "Public Tests", "output": public}] + [
+        {"name": name, "score": q["score"], "max_score": q["possible"], "output": q["output"]}
+        for name, q in questions.items()]}
+
+
 def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Path,
               timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
-              keep: Path | None = None, given: frozenset[str] = frozenset()) -> Grade:
-    """Grade one submission with ``otter run`` in a private folder of its own (under work,
-    removed afterwards), within timeout seconds; keep receives its results.json."""
+              keep: Path | None = None, given: frozenset[str] = frozenset(),
+              tests: dict[str, str] | None = None) -> Grade:
+    """Grade one submission in a private folder of its own (under work, removed afterwards),
+    within timeout seconds, with ``otter run`` or, for the SEALED assignments (tests given, read
+    from the zip before any submission ran), tools/sealed.py; keep receives its results.json."""
     start = time.monotonic()
     grade = Grade(student)
     grade.reason = check_notebook(notebook)
@@ -324,6 +388,17 @@ def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Pat
     grade.review = review(notebook, given)
     folder = Path(tempfile.mkdtemp(prefix="submission-", dir=work))  # mode 0700
     try:
+        if name in SEALED:
+            copy = folder / f"{name}.ipynb"
+            shutil.copyfile(notebook, copy)
+            report = grade_sealed(grade, copy, folder, tests or {}, SEALED[name], timeout,
+                                  test_timeout, cell_timeout, _checks(given))
+            if report is not None:
+                read_results(grade, report)
+                if keep is not None:
+                    keep.mkdir(parents=True, exist_ok=True)
+                    (keep / "results.json").write_text(json.dumps(report))
+            return grade
         (folder / "results").mkdir()
         graded_copy(notebook, folder / f"{name}.ipynb", test_limit=test_timeout,
                     cell_limit=cell_timeout)
@@ -425,13 +500,15 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
     output.mkdir(parents=True, exist_ok=True)
     clear_outputs(output)
     handed_out = given_cells(given)
+    tests = read_tests(zip_path) if name in SEALED else None  # once, before any submission runs
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         work = Path(scratch)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             grades = list(pool.map(
                 lambda item: grade_one(item[0], item[1], zip_path, name, work, timeout,
                                        test_timeout, cell_timeout,
-                                       keep=output / "results" / item[0], given=handed_out),
+                                       keep=output / "results" / item[0], given=handed_out,
+                                       tests=tests),
                 found.items()))
     write_outputs(grades, output)
     return grades

@@ -1,0 +1,364 @@
+"""Grade one submission with its code and its grader in two processes: data crosses, code does not.
+
+    python tools/sealed.py NOTEBOOK [--test-timeout S] [--cell-timeout S] [--block PACKAGE ...]
+                           < request.json > results.json
+
+This process is the *grader*: it reads from its standard input the autograder's test files
+(Otter-Grader's exception-based format, ``tests/qN.py`` in the zip, which ``grade.py`` read from
+the zip once, before any submission ran), then starts a Jupyter kernel for
+the *submission* (``nbclient``), in the notebook's folder, runs the notebook's code cells there,
+and runs the tests here. A test asks for the student's names (``def test_q2(positional_encoding_loop)``)
+and receives stand-ins: a value that is data (numbers, strings, NumPy arrays, lists, tuples and
+dicts of those) is copied here; a function or any other object stays in the kernel and is called
+from here, its arguments sent as data and its return value copied back as data (``np.save``
+without pickles, in JSON). The hidden tests, the reference they compare with (the course's
+package ``posenc``, imported here) and the code that decides the score never enter the kernel:
+code in the notebook can patch NumPy, Otter or anything else in its own process, and read or
+rewrite files, without changing how its returned values are judged.
+
+A check of *how* a function computes (its loops, the lines it runs, what it calls) needs the
+function itself: a test sends the source of a helper of its own to the kernel and calls it there
+with the function (``run_in_kernel``, the stand-in's method). That check runs in the submission's
+process, so code written to deceive it can; the values a function returns cannot.
+
+``--block posenc`` makes the package absent from the kernel: its import (by any statement,
+``importlib`` or ``__import__``) raises "posenc is not available while grading". The kernel finds
+a stand-in package of that name first on its path; a notebook that removes it from ``sys.path``,
+or loads the package's files by their path, gets past it (the review column of ``grade.py``
+flags such code).
+
+Time limits: a code cell of the notebook runs at most ``--cell-timeout`` seconds (then the
+kernel is interrupted and the next cell runs); one call of a student's function from a test at
+most ``--test-timeout`` seconds (then the test fails with "time limit", and so does every later
+call of the same question, at once). The caller (``grade.py``) stops this whole process if it
+runs longer than its own limit.
+
+The request (standard input, JSON): ``{"token": ..., "tests": {path: source}, "skip": [cell
+sources not to run, the handed-out check cells]}``. The answer (standard output, one JSON line):
+``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}}`` (``output``:
+every test's result, hidden ones included, for the instructor; ``public``: the public tests'
+only) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
+only this process and its caller know, marks the answer as this process's.
+
+This separates the code that is graded from the code that grades; it is not a sandbox. Both run
+under the same user account, so a notebook that reaches other processes of that account
+(signals, ``/proc``, ``ptrace``) is outside what it protects: grade as a user of its own, or in
+containers (``otter grade``), when that matters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import inspect
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+# The kernel's side of the exchange, defined in the kernel after the notebook's cells ran. Its
+# replies are JSON strings; arrays travel as .npy bytes (no pickles) in base64.
+KERNEL_SIDE = r'''
+def _sealed_kernel_side():
+    import base64, builtins, io, json, types
+    import numpy
+    user = get_ipython().user_ns
+
+    def encode(value, depth=0):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value if not isinstance(value, float) else {"float": repr(value)}
+        if depth > 50:
+            raise ValueError("nested more than 50 levels")
+        if isinstance(value, (numpy.ndarray, numpy.generic)) and value.dtype != object:
+            buffer = io.BytesIO()
+            numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
+            kind = "ndarray" if isinstance(value, numpy.ndarray) else "scalar"
+            return {kind: base64.b64encode(buffer.getvalue()).decode()}
+        if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
+            return {"tensor": encode(value.detach().cpu().numpy())["ndarray"],
+                    "dtype": str(value.dtype)}
+        if isinstance(value, (list, tuple)):
+            return {type(value).__name__: [encode(v, depth + 1) for v in value]}
+        if isinstance(value, dict):
+            return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+        return {"object": type(value).__name__, "callable": callable(value)}
+
+    def decode(value):
+        if not isinstance(value, dict):
+            return value
+        (kind, data), = [(k, v) for k, v in value.items() if k != "dtype"]
+        if kind == "float":
+            return float(data)
+        if kind in ("ndarray", "scalar"):
+            array = numpy.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
+            return array if kind == "ndarray" else array[()]
+        if kind in ("list", "tuple"):
+            return getattr(builtins, kind)(decode(v) for v in data)
+        if kind == "dict":
+            return {decode(k): decode(v) for k, v in data}
+        raise ValueError(f"cannot decode {kind}")
+
+    def reply(compute):
+        try:
+            return json.dumps({"value": encode(compute())})
+        except BaseException as error:  # KeyboardInterrupt: the grader's time limit
+            return json.dumps({"raised": type(error).__name__, "message": str(error)[:2000]})
+
+    def get(name):
+        return reply(lambda: user[name])
+
+    def call(name, payload):
+        args, kwargs = decode(json.loads(payload))
+        return reply(lambda: user[name](*args, **kwargs))
+
+    def probe(source, helper, name, payload):
+        namespace = {}
+        exec(source, namespace)
+        args, kwargs = decode(json.loads(payload))
+        return reply(lambda: namespace[helper](user[name], *args, **kwargs))
+
+    def names():
+        return json.dumps(sorted(n for n in user if not n.startswith("_")))
+
+    return types.SimpleNamespace(get=get, call=call, probe=probe, names=names)
+
+
+_sealed_ = _sealed_kernel_side()
+del _sealed_kernel_side
+'''
+
+
+def encode(value, depth=0):
+    """value as JSON-able data for the kernel (the same format as KERNEL_SIDE's encode)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value if not isinstance(value, float) else {"float": repr(value)}
+    if depth > 50:
+        raise ValueError("nested more than 50 levels")
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != object:
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(value), allow_pickle=False)
+        kind = "ndarray" if isinstance(value, np.ndarray) else "scalar"
+        return {kind: base64.b64encode(buffer.getvalue()).decode()}
+    if isinstance(value, (list, tuple)):
+        return {type(value).__name__: [encode(v, depth + 1) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    raise TypeError(f"only data can be sent to the student's kernel, not {type(value).__name__}")
+
+
+class Opaque:
+    """What a test receives for an object of the notebook that is neither data nor a name of its
+    own (say, an element of a returned list that is a function): its type's name, nothing more."""
+
+    def __init__(self, type_name: str, is_callable: bool):
+        self.type_name, self.is_callable = type_name, is_callable
+
+    def __repr__(self):
+        return f"<{self.type_name} from the notebook>"
+
+
+def decode(value):
+    """Data from the kernel, as Python and NumPy values (arrays loaded without pickles)."""
+    if not isinstance(value, dict):
+        return value
+    kind = next(k for k in value if k != "dtype")
+    data = value[kind]
+    if kind == "float":
+        return float(data)
+    if kind in ("ndarray", "scalar", "tensor"):
+        array = np.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
+        if kind == "tensor":
+            import torch
+            return torch.from_numpy(array.copy())
+        return array if kind == "ndarray" else array[()]
+    if kind in ("list", "tuple"):
+        return (list if kind == "list" else tuple)(decode(v) for v in data)
+    if kind == "dict":
+        return {_key(decode(k)): decode(v) for k, v in data}
+    if kind == "object":
+        return Opaque(str(data), bool(value.get("callable")))
+    raise ValueError(f"unknown data from the kernel: {kind}")
+
+
+def _key(value):
+    """A dict key from the kernel (a list, which is not hashable, becomes a tuple)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+class Kernel:
+    """The submission's kernel: runs the notebook, then answers the tests' requests."""
+
+    def __init__(self, client, test_timeout: float):
+        self.client, self.test_timeout = client, test_timeout
+        self.question = ""
+        self.timed_out: set[str] = set()  # questions whose calls ran out of time once
+
+    def run(self, source: str, timeout: float):
+        """Run source in the kernel; its result (a JSON string the kernel side returns), parsed."""
+        from nbclient.exceptions import DeadKernelError
+        cell = nbformat.v4.new_code_cell(source)
+        self.client.timeout = timeout
+        try:
+            self.client.execute_cell(cell, 0, store_history=False)
+        except DeadKernelError:
+            raise RuntimeError("the notebook's kernel died (it ran out of memory, or exited)") from None
+        for output in cell.outputs:
+            if output.output_type == "execute_result" and "text/plain" in output.data:
+                try:
+                    return json.loads(ast.literal_eval(output.data["text/plain"]))
+                except (ValueError, SyntaxError):
+                    break
+        errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+        raise RuntimeError("the notebook's kernel gave no answer" + (f" ({errors[0]})" if errors else ""))
+
+    def request(self, source: str):
+        """Run one request of a test within the time limit; the value, or the error it raised."""
+        if self.question in self.timed_out:
+            raise TimeoutError(f"time limit: an earlier call of {self.question} ran longer than "
+                               f"{self.test_timeout:g} s (an infinite loop?)")
+        answer = self.run(source, self.test_timeout)
+        if "value" in answer:
+            return decode(answer["value"])
+        name, message = answer.get("raised", "Exception"), answer.get("message", "")
+        if name == "KeyboardInterrupt":
+            self.timed_out.add(self.question)
+            raise TimeoutError(f"time limit: this call ran longer than {self.test_timeout:g} s and "
+                               "was stopped (an infinite loop?)")
+        error = getattr(__builtins__ if isinstance(__builtins__, dict) else __builtins__.__dict__,
+                        "get", lambda *_: None)(name)
+        if not (isinstance(error, type) and issubclass(error, Exception)) or name in ("SystemExit",):
+            error, message = RuntimeError, f"{name}: {message}"
+        raise error(message)
+
+    def names(self) -> set[str]:
+        return set(self.run("_sealed_.names()", self.test_timeout))
+
+
+class Remote:
+    """A test's stand-in for a function or object of the notebook, which stays in the kernel."""
+
+    def __init__(self, kernel: Kernel, name: str):
+        self._kernel, self._name = kernel, name
+
+    def __repr__(self):
+        return f"<{self._name} of the notebook>"
+
+    def __call__(self, *args, **kwargs):
+        payload = json.dumps(encode([list(args), kwargs]))
+        return self._kernel.request(f"_sealed_.call({self._name!r}, {payload!r})")
+
+    def run_in_kernel(self, helper, *args, **kwargs):
+        """helper(the student's object, *args, **kwargs), run in the kernel from its source
+        (a self-contained function: its imports inside); its return value as data."""
+        source = textwrap.dedent(inspect.getsource(helper))
+        payload = json.dumps(encode([list(args), kwargs]))
+        return self._kernel.request(
+            f"_sealed_.probe({source!r}, {helper.__name__!r}, {self._name!r}, {payload!r})")
+
+
+class Environment(dict):
+    """The global environment Otter's test cases receive: the notebook's names, as stand-ins."""
+
+    def __init__(self, kernel: Kernel):
+        super().__init__()
+        self.kernel, self.known = kernel, kernel.names()
+
+    def get(self, name, default=None):
+        if name not in self.known:
+            return default
+        answer = self.kernel.run(f"_sealed_.get({name!r})", self.kernel.test_timeout)
+        value = answer.get("value")
+        if isinstance(value, dict) and "object" in value:
+            return Remote(self.kernel, name)
+        if "value" not in answer:
+            return default
+        return decode(value)
+
+
+BLOCKED = '''raise ImportError(
+    "{name} is not available while grading: write the computation yourself "
+    "(the course's package may check your work, not do it)")
+'''
+
+
+def blocked_path(names: list[str], folder: Path) -> Path:
+    """A folder of stand-in packages whose import raises ImportError with a clear message."""
+    for name in names:
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        (folder / name / "__init__.py").write_text(BLOCKED.format(name=name))
+    return folder
+
+
+def test_files(tests: dict[str, str]):
+    """Otter's test files from their sources, held in this process only (linecache gives the
+    tests' helpers their source, for run_in_kernel, without a file anyone could rewrite)."""
+    import linecache
+    from otter.test_files import ExceptionTestFile
+    found = []
+    for name, source in tests.items():
+        path = f"<autograder {name}>"
+        linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+        found.append(ExceptionTestFile.from_string(source, path=path))
+    return found
+
+
+def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_timeout: float,
+          block: list[str], skip: set[str]) -> dict:
+    """Run the notebook in a kernel of its own and the tests here; the results by question."""
+    from nbclient import NotebookClient
+    files = test_files(tests)
+    with tempfile.TemporaryDirectory(prefix="sealed-grader-") as private:
+        nb = nbformat.read(notebook, as_version=4)
+        client = NotebookClient(nb, timeout=cell_timeout, allow_errors=True, interrupt_on_timeout=True,
+                                kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}})
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JPY_"))}
+        if block:
+            environment["PYTHONPATH"] = str(blocked_path(block, Path(private) / "blocked"))
+        environment["PYTHONNOUSERSITE"] = "1"
+        with client.setup_kernel(env=environment, cwd=str(notebook.parent),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == "code" and cell.source.strip() not in skip:
+                    client.execute_cell(cell, index)
+            kernel = Kernel(client, test_timeout)
+            kernel.run(KERNEL_SIDE + "\n'{}'", test_timeout)  # defines _sealed_ in the kernel
+            environment = Environment(kernel)
+            questions = {}
+            for test_file in files:
+                kernel.question = test_file.name
+                test_file.run(environment)
+                questions[test_file.name] = {
+                    "score": test_file.score, "possible": test_file.possible,
+                    "output": test_file.summary(), "public": test_file.summary(public_only=True)}
+    return {"questions": questions}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("--test-timeout", type=float, default=30.0)
+    parser.add_argument("--cell-timeout", type=float, default=30.0)
+    parser.add_argument("--block", action="append", default=[])
+    args = parser.parse_args(argv)
+    request = json.loads(sys.stdin.read())
+    out = sys.stdout
+    try:
+        results = grade(request["tests"], args.notebook.resolve(), test_timeout=args.test_timeout,
+                        cell_timeout=args.cell_timeout, block=args.block, skip=set(request.get("skip", ())))
+    except Exception as error:  # reported in the CSV, not as a traceback
+        results = {"error": f"{type(error).__name__}: {error}"}
+    out.write("\n" + json.dumps({"token": request.get("token"), **results}) + "\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
