@@ -193,6 +193,34 @@ WRONG_ANSWERS = {
              "from numpy import vectorize as elementwise\n\n\ndef positional_encoding(seq_len"),
             ("def positional_encoding(", "np.sin(angles), np.cos(angles))",
              "elementwise(math.sin)(angles), elementwise(math.cos)(angles))")]),
+        # The course's package in q1: it is absent while the notebook is graded (tools/sealed.py).
+        ("hand table from posenc", "q1", [
+            ("hand_table = np.array", "hand_table = np.array([",
+             "import posenc\nhand_table = posenc.positional_encoding(3, 4).round(4)\n_typed = np.array([")]),
+        # Code that tries to set its own grade: the tests run in another process, on the values the
+        # functions return, so each of these wrong answers still loses its question.
+        ("patches numpy.allclose (loops from 1-based positions)", "q2", [
+            ("def positional_encoding_loop", "angle = pos / base", "angle = (pos + 1) / base"),
+            ("def positional_encoding_loop", "def positional_encoding_loop(seq_len",
+             "np.allclose = lambda *args, **kwargs: True\nnp.isclose = lambda a, b, *args, **kwargs: np.ones(np.shape(a), bool)\n\n\n"
+             "def positional_encoding_loop(seq_len")]),
+        ("patches Otter's test runner and reads and rewrites test files (vectorized swapped)", "q3", [
+            ("def positional_encoding(", "np.sin(angles), np.cos(angles))", "np.cos(angles), np.sin(angles))"),
+            ("def positional_encoding(", "def positional_encoding(seq_len",
+             "import os\nfrom pathlib import Path\nfrom otter.test_files import exception_test\n"
+             "exception_test.test_case.call_func = lambda self, env: None\n"
+             "for _folder in {Path.cwd(), *Path.cwd().parents[:3], Path(os.environ.get('TMPDIR', '/tmp'))}:\n"
+             "    for _test in _folder.glob('**/tests/q*.py'):\n"
+             "        _test.write_text(_test.read_text().split('@test_case')[0])\n\n\n"
+             "def positional_encoding(seq_len")]),
+        ("replaces the reference in sys.modules (wavelengths are angular frequencies)", "q4", [
+            ("def wavelengths", "return 2 * np.pi * base ** (2.0 * pair_index / d_model)",
+             "return base ** (-2.0 * pair_index / d_model)"),
+            ("def wavelengths", "def wavelengths(",
+             "import sys\nimport types\n"
+             "sys.modules['posenc'] = types.SimpleNamespace(\n"
+             "    angular_frequencies=lambda d_model, base=10000.0: 2 * np.pi / base ** (-2.0 * (np.arange(d_model) // 2) / d_model))\n\n\n"
+             "def wavelengths(")]),
         # Correct work written differently keeps full marks.
         ("correct: a list, nested comprehensions, exp/log and a loop over columns, 2 pi / omega", (), [
             ("hand_table = np.array", "\n])", "\n]"),
@@ -399,14 +427,34 @@ WRONG_ANSWERS = {
 }
 
 GRADE_SCRIPT = """
-import json, sys
-from otter.api import grade_submission
-zip_path, *submissions = sys.argv[1:]
+import importlib.util, json, sys, tempfile
+from pathlib import Path
+tools, zip_path, *submissions = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("grade", Path(tools) / "grade.py")
+grade = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(grade)
+name = grade.assignment_name(Path(zip_path))
 scores = {}
-for path in submissions:
-    results = grade_submission(path, zip_path, quiet=True)
-    scores[path] = {name: [results.get_result(name).score, results.get_result(name).possible,
-                           results.get_result(name).summary()] for name in results.test_files}
+if name in grade.SEALED:  # graded as make grade does: tools/sealed.py, two processes
+    tests = grade.read_tests(Path(zip_path))
+    given = grade.given_cells(Path("student") / f"{name}.ipynb")
+    with tempfile.TemporaryDirectory() as work:
+        for path in submissions:
+            result = grade.grade_one(path, Path(path), Path(zip_path), name, Path(work), 600,
+                                     given=given, tests=tests)
+            assert result.scores, result.reason
+            sections, question = {}, None  # the instructor's details, by question
+            for line in result.details.splitlines():
+                head = line.split(":")[0]
+                question = head if head in result.scores and not line.startswith(" ") else question
+                sections[question] = sections.get(question, "") + line + "\n"
+            scores[path] = {q: [s, p, sections.get(q, "")] for q, (s, p) in result.scores.items()}
+else:
+    from otter.api import grade_submission
+    for path in submissions:
+        results = grade_submission(path, zip_path, quiet=True)
+        scores[path] = {name: [results.get_result(name).score, results.get_result(name).possible,
+                               results.get_result(name).summary()] for name in results.test_files}
 print(json.dumps(scores))
 """
 
@@ -415,7 +463,9 @@ def _fingerprint(*parts):
     """The digest of parts and of what every grade depends on besides them: the package's
     sources, the pins, this Python and the grading script."""
     package = sorted((ROOT / "code" / "posenc").rglob("*.py"))
+    tools = [ROOT / "tools" / "grade.py", ROOT / "tools" / "sealed.py"]
     return digest(*parts, sys.version, GRADE_SCRIPT, (ROOT / "requirements.txt").read_bytes(),
+                  *(p.read_bytes() for p in tools),
                   *(f"{p.relative_to(ROOT)}\n".encode() + p.read_bytes() for p in package))
 
 
@@ -529,7 +579,8 @@ def assignments(make):
             a.variants[label] = _submission(a.folder, label, _wrong_answer(a.solution, edits))
 
     def grade(a, paths):
-        result = _run([sys.executable, "-c", GRADE_SCRIPT, a.autograder_zip, *paths], cwd=a.folder)
+        result = _run([sys.executable, "-c", GRADE_SCRIPT, ROOT / "tools", a.autograder_zip, *paths],
+                      cwd=a.folder)
         assert result.returncode == 0, result.stderr[-3000:]
         return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -154,9 +154,10 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     (submissions / "erin.ipynb").write_text('{"cells": [{"cell_type": "code", "sour')
     # The notebook as handed out: 0 everywhere, with the reason.
     shutil.copyfile(WORK / "assign" / "student" / f"{NAME}.ipynb", submissions / "gus.ipynb")
-    # A notebook that replaces the folder Otter writes its results to by a file (otter run
-    # executes it in <its folder>/autograder/submission).
-    nbformat.write(_with_cell(solution, "import shutil\nshutil.rmtree('../results')\nopen('../results', 'w').close()",
+    # A notebook that deletes the files of its folder (itself included) and whatever results
+    # folder it can find beside it.
+    nbformat.write(_with_cell(solution, "import os, shutil\nfor name in os.listdir('.'):\n    os.remove(name)\n"
+                              "shutil.rmtree('../results', ignore_errors=True)\nopen('../results', 'w').close()",
                               len(solution.cells)),
                    submissions / "hal.ipynb")
     # A notebook that looks at its folder (its own private one) and a patch of NumPy (flagged).
@@ -165,21 +166,33 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
                               f"Path({str(seen)!r}).write_text(json.dumps([os.getcwd(), sorted(os.listdir())]))\n"
                               "import numpy\nnumpy.allclose = lambda *a, **k: True", 1),
                    submissions / "ivy.ipynb")
-    # A notebook that reads a test file and patches Otter's test runner so that every test
-    # passes: Otter runs the tests in the notebook's process and cannot stop it (instructors.md);
-    # the CSV flags it for review.
+    # A notebook that looks for the test files to read, and patches Otter's test runner so that
+    # every test passes, with no answer to q3: the tests run in the grader's process
+    # (tools/sealed.py), from sources read before the notebook ran, so q3 still gets 0 (the CSV
+    # flags the notebook for review).
     nbformat.write(_with_cell(_with_q3(solution, "positional_encoding = None\n"),
-                              "from pathlib import Path\ntext = open(next(Path('tests').glob('q*.py'))).read()\n"
+                              "from pathlib import Path\ntexts = [open(p).read() for p in Path('.').glob('**/q*.py')]\n"
                               "from otter.test_files import exception_test\n"
                               "exception_test.test_case.call_func = lambda self, env: None", len(solution.cells)),
                    submissions / "jon.ipynb")
+    # A notebook that computes its hand table with the course's package: absent while grading.
+    kim = nbformat.from_dict(json.loads(json.dumps(solution)))
+    (cell,) = [c for c in kim.cells if c.cell_type == "code" and "hand_table = np.array" in c.source]
+    cell.source = "import posenc\nhand_table = posenc.positional_encoding(3, 4).round(4)"
+    nbformat.write(kim, submissions / "kim.ipynb")
     output = WORK / "grades"
     (output / "feedback").mkdir(parents=True)
     (output / "feedback" / "stale.txt").write_text("from an earlier run")
     rows = _grade(zip_path, submissions, output, "--jobs", "2",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
-    assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy", "jon"}
-    assert rows["jon"]["review"] == "open; otter; patches exception_test.test_case.call_func", rows["jon"]
+    assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy",
+                         "jon", "kim"}
+    jon = rows["jon"]
+    assert jon["review"] == "open; otter; patches exception_test.test_case.call_func", jon
+    assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("1", "2", "0", "1", "4"), jon
+    kim = rows["kim"]
+    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc"), kim
+    assert "posenc is not available while grading" in (output / "details" / "kim.txt").read_text()
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "7", rows[student]
         assert rows[student]["reason"] == rows[student]["review"] == ""
@@ -188,12 +201,14 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     assert rows["dave"]["total"] == "0" and rows["dave"]["reason"] == "empty file"
     assert rows["erin"]["total"] == "0" and rows["erin"]["reason"].startswith("not a notebook")
     assert rows["gus"]["total"] == "0" and rows["gus"]["reason"].startswith("0 on every question; q1: "), rows["gus"]
-    assert rows["hal"]["total"] == "0" and rows["hal"]["reason"].startswith(("no results", "otter run failed")), rows["hal"]
-    assert rows["ivy"]["review"] == "patches numpy.allclose", rows["ivy"]
+    # hal deletes its files: the grader read the notebook before it ran, and keeps its results
+    # in its own memory, so nothing is lost.
+    assert rows["hal"]["total"] == "7", rows["hal"]
+    # ivy patches numpy.allclose in its kernel: flagged, and its correct answers keep their marks.
+    assert rows["ivy"]["review"] == "patches numpy.allclose" and rows["ivy"]["total"] == "7", rows["ivy"]
     cwd, listing = json.loads(seen.read_text())
-    # Otter runs the notebook beside its tests (a limit of Otter, see instructors.md), in a
-    # folder made inside the submission's private one: no other submission's files there.
-    assert listing == ["__init__.py", f"{NAME}.ipynb", "tests"], listing
+    # The notebook runs alone in the submission's private folder: no tests, no other submission.
+    assert listing == [f"{NAME}.ipynb"], listing
     assert "/submission-" in cwd and cwd.startswith(tempfile.gettempdir()), cwd
     assert not Path(cwd.split("/submission-")[0]).exists(), "the class's folder is removed after grading"
     assert not (output / "feedback" / "stale.txt").exists(), "an earlier run's files are removed"
@@ -231,7 +246,7 @@ def test_a_loop_costs_its_question_only(autograder):
         row = rows[student]
         assert (row["q1"], row["q2"], row["q3"], row["q4"]) == ("1", "2", "0", "1"), row
     details = (WORK / "grades-loops" / "details" / "gina.txt").read_text()
-    assert "time limit: this test ran longer than 3 s" in details
+    assert "time limit: this call ran longer than 3 s" in details
 
 
 def test_a_notebook_that_never_ends_is_stopped(autograder):
@@ -240,7 +255,7 @@ def test_a_notebook_that_never_ends_is_stopped(autograder):
     zip_path, solution = autograder
     submissions = WORK / "looping"
     submissions.mkdir(parents=True)
-    forever = _with_q3(solution, "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+    forever = _with_q3(solution, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                        "while True:\n    pass\n")
     nbformat.write(forever, submissions / "frank.ipynb")
     start = time.monotonic()

@@ -304,7 +304,10 @@ def read_results(grade: Grade, report: dict) -> None:
                 feedback.append("    a hidden test of this question failed (its details are not shown)")
             feedback.append("")
         elif test.get("name") != "Public Tests":
-            details += [test.get("name", "")] + ["    " + line for line in output.splitlines()] + [""]
+            section = [test.get("name", "")] + ["    " + line for line in output.splitlines()] + [""]
+            details += section
+            if test.get("visibility") == "visible":  # the notebook's own errors (sealed grading)
+                feedback += section
     grade.details = "\n".join(details)
     grade.feedback = "\n".join(feedback)
     if grade.scores and not any(score for score, _ in grade.scores.values()):
@@ -340,8 +343,8 @@ def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, st
     command = [sys.executable, str(Path(__file__).with_name("sealed.py")), str(notebook),
                "--test-timeout", f"{test_timeout:g}", "--cell-timeout", f"{cell_timeout:g}",
                *(f"--block={package}" for package in block)]
-    environment = {**os.environ, "TMPDIR": str(folder)}
-    process = subprocess.Popen(command, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    environment = {**os.environ, "TMPDIR": str(folder / "grader")}
+    process = subprocess.Popen(command, cwd=folder / "grader", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=environment, text=True,
                                start_new_session=True)
     request = json.dumps({"token": token, "tests": tests, "skip": skip})
@@ -368,9 +371,11 @@ def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, st
         return None
     questions = answers[0]["questions"]
     public = "\n".join(q["public"] for q in questions.values())
+    errors = [str(e) for e in answers[0].get("errors", [])]
     return {"tests": [{"name": "Public Tests", "output": public}] + [
         {"name": name, "score": q["score"], "max_score": q["possible"], "output": q["output"]}
-        for name, q in questions.items()]}
+        for name, q in questions.items()] + ([{"name": "Errors in the notebook's cells", "output":
+            "\n".join(errors), "visibility": "visible"}] if errors else [])}
 
 
 def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Path,
@@ -389,7 +394,9 @@ def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Pat
     folder = Path(tempfile.mkdtemp(prefix="submission-", dir=work))  # mode 0700
     try:
         if name in SEALED:
-            copy = folder / f"{name}.ipynb"
+            (folder / "notebook").mkdir()   # the kernel's folder: the notebook alone
+            (folder / "grader").mkdir()     # the grader's temporary files
+            copy = folder / "notebook" / f"{name}.ipynb"
             shutil.copyfile(notebook, copy)
             report = grade_sealed(grade, copy, folder, tests or {}, SEALED[name], timeout,
                                   test_timeout, cell_timeout, _checks(given))

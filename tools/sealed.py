@@ -35,9 +35,9 @@ runs longer than its own limit.
 
 The request (standard input, JSON): ``{"token": ..., "tests": {path: source}, "skip": [cell
 sources not to run, the handed-out check cells]}``. The answer (standard output, one JSON line):
-``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}}`` (``output``:
-every test's result, hidden ones included, for the instructor; ``public``: the public tests'
-only) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
+``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}, "errors": [...]}``
+(``output``: every test's result, hidden ones included, for the instructor; ``public``: the
+public tests' only; ``errors``: the errors the notebook's own cells raised, at most 20) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
 only this process and its caller know, marks the answer as this process's.
 
 This separates the code that is graded from the code that grades; it is not a sandbox. Both run
@@ -323,11 +323,15 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
         if block:
             environment["PYTHONPATH"] = str(blocked_path(block, Path(private) / "blocked"))
         environment["PYTHONNOUSERSITE"] = "1"
+        environment["TMPDIR"] = str(notebook.parent)
         with client.setup_kernel(env=environment, cwd=str(notebook.parent),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            errors = []  # the errors the notebook's own cells raised, for the feedback
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code" and cell.source.strip() not in skip:
                     client.execute_cell(cell, index)
+                    errors += [f"cell {index + 1}: {o.ename}: {o.evalue}"[:300]
+                               for o in cell.outputs if o.output_type == "error"]
             kernel = Kernel(client, test_timeout)
             kernel.run(KERNEL_SIDE + "\n'{}'", test_timeout)  # defines _sealed_ in the kernel
             environment = Environment(kernel)
@@ -338,7 +342,7 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
                 questions[test_file.name] = {
                     "score": test_file.score, "possible": test_file.possible,
                     "output": test_file.summary(), "public": test_file.summary(public_only=True)}
-    return {"questions": questions}
+    return {"questions": questions, "errors": errors[:20]}
 
 
 def main(argv: list[str] | None = None) -> int:
