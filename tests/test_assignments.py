@@ -431,7 +431,7 @@ import importlib.util, json, sys, tempfile
 from pathlib import Path
 tools, zip_path, *submissions = sys.argv[1:]
 spec = importlib.util.spec_from_file_location("grade", Path(tools) / "grade.py")
-grade = importlib.util.module_from_spec(spec)
+grade = sys.modules["grade"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(grade)
 name = grade.assignment_name(Path(zip_path))
 scores = {}
@@ -443,12 +443,15 @@ if name in grade.SEALED:  # graded as make grade does: tools/sealed.py, two proc
             result = grade.grade_one(path, Path(path), Path(zip_path), name, Path(work), 600,
                                      given=given, tests=tests)
             assert result.scores, result.reason
-            sections, question = {}, None  # the instructor's details, by question
+            # The instructor's details by question; the errors of the notebook's own cells (a
+            # section of their own) are added to every question's.
+            sections, question = {}, None
             for line in result.details.splitlines():
-                head = line.split(":")[0]
-                question = head if head in result.scores and not line.startswith(" ") else question
-                sections[question] = sections.get(question, "") + line + "\n"
-            scores[path] = {q: [s, p, sections.get(q, "")] for q, (s, p) in result.scores.items()}
+                question = (line.split(":")[0] if line.split(":")[0] in result.scores else "cells"
+                            ) if line and not line.startswith(" ") else question
+                sections[question] = sections.get(question, "") + line + "\\n"
+            scores[path] = {q: [s, p, sections.get(q, "") + sections.get("cells", "")]
+                            for q, (s, p) in result.scores.items()}
 else:
     from otter.api import grade_submission
     for path in submissions:
@@ -463,10 +466,19 @@ def _fingerprint(*parts):
     """The digest of parts and of what every grade depends on besides them: the package's
     sources, the pins, this Python and the grading script."""
     package = sorted((ROOT / "code" / "posenc").rglob("*.py"))
-    tools = [ROOT / "tools" / "grade.py", ROOT / "tools" / "sealed.py"]
     return digest(*parts, sys.version, GRADE_SCRIPT, (ROOT / "requirements.txt").read_bytes(),
-                  *(p.read_bytes() for p in tools),
                   *(f"{p.relative_to(ROOT)}\n".encode() + p.read_bytes() for p in package))
+
+
+def _grader(name):
+    """What grading assignment name depends on besides Otter: for the SEALED assignments of
+    tools/grade.py, that tool and tools/sealed.py (the others are graded by otter alone)."""
+    spec = importlib.util.spec_from_file_location("grade_for_tests", ROOT / "tools" / "grade.py")
+    grade = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = grade
+    spec.loader.exec_module(grade)
+    tools = [ROOT / "tools" / "grade.py", ROOT / "tools" / "sealed.py"] if name in grade.SEALED else []
+    return [p.read_bytes() for p in tools]
 
 
 def _zip_fingerprint(zip_path):
@@ -588,9 +600,9 @@ def assignments(make):
     keys, by_path = {}, {}
     for a in found.values():
         if a.assign.returncode == 0:
-            tests = _zip_fingerprint(a.autograder_zip)
+            tests = _zip_fingerprint(a.autograder_zip), *_grader(a.name)
             for path in a.variants.values():
-                keys[str(path)] = _fingerprint(tests, path.read_bytes())
+                keys[str(path)] = _fingerprint(*tests, path.read_bytes())
                 saved = kept("grades", keys[str(path)])
                 if saved is not None:
                     by_path[str(path)] = saved
@@ -751,7 +763,9 @@ MESSAGES = {
         "methods swapped: loops with no loop, vectorized with a loop over positions": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
         "one loop only in q2, q3 calls the loop function of q2": ("q2", "has 1 level(s) of Python loops"),
         "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
-        "posenc through a default argument, a dict and functools.partial": ("q2", "uses the course's package (posenc"),
+        # Absent while grading: the cells that import it fail (tools/sealed.py).
+        "posenc through a default argument, a dict and functools.partial": ("q2", "posenc is not available while grading"),
+        "hand table from posenc": ("q1", "posenc is not available while grading"),
         "posenc through eval, importlib and sys.modules": ("q2", "runs code or imports modules chosen at run time (eval)"),
         "loops that copy a vectorized table": ("q2", "sines or cosines of single angles for 42 entries"),
         "vectorized except a loop over positions for odd widths": ("q3", "more lines of Python for 64 positions than for 8 (d_model = 7)"),
@@ -784,14 +798,14 @@ MESSAGES = {
 # ... and the other questions of the answers that lose several, each for its own reason.
 MESSAGES_ALSO = [
     ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q2", "sine and cosine are swapped"),
-    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q3", "uses the course's package (posenc"),
-    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q4", "uses the course's package (posenc"),
+    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q3", "posenc is not available while grading"),
+    ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q4", "posenc is not available while grading"),
     ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q3", "chosen at run time (import_module)"),
     ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q4", "chosen at run time (modules)"),
     ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q3", "sine and cosine are swapped"),
     ("build-the-encoding", "methods swapped: loops with no loop, vectorized with a loop over positions", "q3", "asks for no Python loop over positions"),
     ("build-the-encoding", "one loop only in q2, q3 calls the loop function of q2", "q3", "asks for no Python loop over positions"),
-    ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q3", "uses the course's package (posenc.encoding)"),
+    ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q3", "posenc is not available while grading"),
     ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q4", "uses the course's package"),
     ("attend-by-position", "rotation from posenc.shift_matrix, spread as a list", "q3", "returned a list, expected a numpy.ndarray"),
     ("experiment-positions", "a seed per encoding and per base", "q3", "a controlled sweep gives every base the seed and steps it"),

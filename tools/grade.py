@@ -318,7 +318,7 @@ def read_results(grade: Grade, report: dict) -> None:
 # The assignments graded in two processes (tools/sealed.py): the notebook in a kernel of its own,
 # the tests and the reference in the grader, only data between them; and the packages absent
 # from the kernel while it runs (each question of these asks for the student's own computation).
-SEALED = {"build-the-encoding": ["posenc"]}
+SEALED = {"build-the-encoding": ["posenc"], "attend-by-position": []}
 
 
 def read_tests(zip_path: Path) -> dict[str, str]:

@@ -50,9 +50,8 @@ from __future__ import annotations
 
 import argparse
 import ast
-import base64
+import builtins
 import inspect
-import io
 import json
 import os
 import subprocess
@@ -62,58 +61,90 @@ import textwrap
 from pathlib import Path
 
 import nbformat
-import numpy as np
 
-# The kernel's side of the exchange, defined in the kernel after the notebook's cells ran. Its
-# replies are JSON strings; arrays travel as .npy bytes (no pickles) in base64.
-KERNEL_SIDE = r'''
-def _sealed_kernel_side():
-    import base64, builtins, io, json, types
+# Data between the two processes: JSON, with arrays as .npy bytes (no pickles) in base64. The
+# same functions run on both sides: KERNEL_SIDE sends their source to the kernel.
+
+def _key(value):
+    """A dict key from the other side (a list, which is not hashable, becomes a tuple)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+class Opaque:
+    """What a test receives for an object of the notebook that is neither data nor a name of its
+    own (say, a function inside a returned list): its type's name, nothing more."""
+
+    def __init__(self, type_name, is_callable):
+        self.type_name, self.is_callable = type_name, is_callable
+
+    def __repr__(self):
+        return f"<{self.type_name} from the notebook>"
+
+
+def encode(value, depth=0):
+    """value as JSON-able data: numbers, strings, arrays (and PyTorch tensors), lists, tuples and
+    dicts of those; any other object as its type's name only."""
+    import base64
+    import io
     import numpy
-    user = get_ipython().user_ns
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return {"float": repr(value)}  # nan and inf included
+    if depth > 50:
+        raise ValueError("data nested more than 50 levels")
+    if isinstance(value, (numpy.ndarray, numpy.generic)) and value.dtype != object:
+        buffer = io.BytesIO()
+        numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
+        kind = "ndarray" if isinstance(value, numpy.ndarray) else "scalar"
+        return {kind: base64.b64encode(buffer.getvalue()).decode()}
+    if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
+        return {"tensor": encode(value.detach().cpu().numpy())["ndarray"]}
+    if isinstance(value, (list, tuple)):
+        return {type(value).__name__: [encode(v, depth + 1) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    return {"object": type(value).__name__, "callable": callable(value)}
 
-    def encode(value, depth=0):
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return value if not isinstance(value, float) else {"float": repr(value)}
-        if depth > 50:
-            raise ValueError("nested more than 50 levels")
-        if isinstance(value, (numpy.ndarray, numpy.generic)) and value.dtype != object:
-            buffer = io.BytesIO()
-            numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
-            kind = "ndarray" if isinstance(value, numpy.ndarray) else "scalar"
-            return {kind: base64.b64encode(buffer.getvalue()).decode()}
-        if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
-            return {"tensor": encode(value.detach().cpu().numpy())["ndarray"],
-                    "dtype": str(value.dtype)}
-        if isinstance(value, (list, tuple)):
-            return {type(value).__name__: [encode(v, depth + 1) for v in value]}
-        if isinstance(value, dict):
-            return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
-        return {"object": type(value).__name__, "callable": callable(value)}
 
-    def decode(value):
-        if not isinstance(value, dict):
-            return value
-        (kind, data), = [(k, v) for k, v in value.items() if k != "dtype"]
-        if kind == "float":
-            return float(data)
-        if kind in ("ndarray", "scalar"):
-            array = numpy.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
-            return array if kind == "ndarray" else array[()]
-        if kind in ("list", "tuple"):
-            return getattr(builtins, kind)(decode(v) for v in data)
-        if kind == "dict":
-            return {decode(k): decode(v) for k, v in data}
-        raise ValueError(f"cannot decode {kind}")
+def decode(value):
+    """The values encode() made, back (arrays loaded without pickles; tensors need PyTorch)."""
+    import base64
+    import io
+    import numpy
+    if not isinstance(value, dict):
+        return value
+    kind = next(k for k in value if k != "callable")
+    data = value[kind]
+    if kind == "float":
+        return float(data)
+    if kind in ("ndarray", "scalar", "tensor"):
+        array = numpy.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
+        if kind == "tensor":
+            import torch
+            return torch.from_numpy(array.copy())
+        return array if kind == "ndarray" else array[()]
+    if kind in ("list", "tuple"):
+        return (list if kind == "list" else tuple)(decode(v) for v in data)
+    if kind == "dict":
+        return {_key(decode(k)): decode(v) for k, v in data}
+    if kind == "object":
+        return Opaque(str(data), bool(value.get("callable")))
+    raise ValueError(f"unknown data: {kind}")
+
+
+def kernel_server():
+    """The kernel's side of the exchange (run in the kernel only): each request's answer is a JSON
+    string, {"value": data} or {"raised": the error's type, "message": ...}."""
+    import json
+    import types
+    user = get_ipython().user_ns  # noqa: F821 (the kernel's IPython)
 
     def reply(compute):
         try:
             return json.dumps({"value": encode(compute())})
         except BaseException as error:  # KeyboardInterrupt: the grader's time limit
             return json.dumps({"raised": type(error).__name__, "message": str(error)[:2000]})
-
-    def get(name):
-        return reply(lambda: user[name])
 
     def call(name, payload):
         args, kwargs = decode(json.loads(payload))
@@ -128,69 +159,22 @@ def _sealed_kernel_side():
     def names():
         return json.dumps(sorted(n for n in user if not n.startswith("_")))
 
-    return types.SimpleNamespace(get=get, call=call, probe=probe, names=names)
+    return types.SimpleNamespace(get=lambda name: reply(lambda: user[name]), call=call, probe=probe,
+                                 names=names)
 
 
-_sealed_ = _sealed_kernel_side()
-del _sealed_kernel_side
-'''
-
-
-def encode(value, depth=0):
-    """value as JSON-able data for the kernel (the same format as KERNEL_SIDE's encode)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value if not isinstance(value, float) else {"float": repr(value)}
-    if depth > 50:
-        raise ValueError("nested more than 50 levels")
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != object:
-        buffer = io.BytesIO()
-        np.save(buffer, np.asarray(value), allow_pickle=False)
-        kind = "ndarray" if isinstance(value, np.ndarray) else "scalar"
-        return {kind: base64.b64encode(buffer.getvalue()).decode()}
-    if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [encode(v, depth + 1) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
-    raise TypeError(f"only data can be sent to the student's kernel, not {type(value).__name__}")
-
-
-class Opaque:
-    """What a test receives for an object of the notebook that is neither data nor a name of its
-    own (say, an element of a returned list that is a function): its type's name, nothing more."""
-
-    def __init__(self, type_name: str, is_callable: bool):
-        self.type_name, self.is_callable = type_name, is_callable
-
-    def __repr__(self):
-        return f"<{self.type_name} from the notebook>"
-
-
-def decode(value):
-    """Data from the kernel, as Python and NumPy values (arrays loaded without pickles)."""
-    if not isinstance(value, dict):
-        return value
-    kind = next(k for k in value if k != "dtype")
-    data = value[kind]
-    if kind == "float":
-        return float(data)
-    if kind in ("ndarray", "scalar", "tensor"):
-        array = np.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
-        if kind == "tensor":
-            import torch
-            return torch.from_numpy(array.copy())
-        return array if kind == "ndarray" else array[()]
-    if kind in ("list", "tuple"):
-        return (list if kind == "list" else tuple)(decode(v) for v in data)
-    if kind == "dict":
-        return {_key(decode(k)): decode(v) for k, v in data}
-    if kind == "object":
-        return Opaque(str(data), bool(value.get("callable")))
-    raise ValueError(f"unknown data from the kernel: {kind}")
-
-
-def _key(value):
-    """A dict key from the kernel (a list, which is not hashable, becomes a tuple)."""
-    return tuple(value) if isinstance(value, list) else value
+# Defines _sealed_ in the kernel, after the notebook's cells ran, from the functions above (in a
+# namespace of their own: the notebook's names are left alone).
+_SHARED = "\n\n".join(inspect.getsource(f) for f in (_key, Opaque, encode, decode, kernel_server))
+KERNEL_SIDE = f"""
+def _sealed_make(code):
+    namespace = {{"get_ipython": get_ipython}}
+    exec(code, namespace)
+    return namespace["kernel_server"]()
+_sealed_ = _sealed_make({_SHARED!r})
+del _sealed_make
+'{{}}'
+"""
 
 
 class Kernel:
@@ -232,9 +216,8 @@ class Kernel:
             self.timed_out.add(self.question)
             raise TimeoutError(f"time limit: this call ran longer than {self.test_timeout:g} s and "
                                "was stopped (an infinite loop?)")
-        error = getattr(__builtins__ if isinstance(__builtins__, dict) else __builtins__.__dict__,
-                        "get", lambda *_: None)(name)
-        if not (isinstance(error, type) and issubclass(error, Exception)) or name in ("SystemExit",):
+        error = getattr(builtins, name, None)
+        if not (isinstance(error, type) and issubclass(error, Exception)):
             error, message = RuntimeError, f"{name}: {message}"
         raise error(message)
 
@@ -333,7 +316,7 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
                     errors += [f"cell {index + 1}: {o.ename}: {o.evalue}"[:300]
                                for o in cell.outputs if o.output_type == "error"]
             kernel = Kernel(client, test_timeout)
-            kernel.run(KERNEL_SIDE + "\n'{}'", test_timeout)  # defines _sealed_ in the kernel
+            kernel.run(KERNEL_SIDE, test_timeout)  # defines _sealed_ in the kernel
             environment = Environment(kernel)
             questions = {}
             for test_file in files:
