@@ -316,8 +316,9 @@ def read_results(grade: Grade, report: dict) -> None:
 
 
 # The assignments graded in two processes (tools/sealed.py): the notebook in a kernel of its own,
-# the tests and the reference in the grader, only data between them; and the packages absent
-# from the kernel while it runs (each question of these asks for the student's own computation).
+# the tests and the reference in the grader, only data between them. Each maps to the packages
+# absent from the kernel while it runs: posenc in build-the-encoding, whose every question asks
+# for the student's own computation; none in attend-by-position, whose question 2 may use it.
 SEALED = {"build-the-encoding": ["posenc"], "attend-by-position": []}
 
 
