@@ -317,9 +317,10 @@ def read_results(grade: Grade, report: dict) -> None:
 
 # The assignments graded in two processes (tools/sealed.py): the notebook in a kernel of its own,
 # the tests and the reference in the grader, only data between them. Each maps to the packages
-# absent from the kernel while it runs: posenc in build-the-encoding, whose every question asks
-# for the student's own computation; none in attend-by-position, whose question 2 may use it.
-SEALED = {"build-the-encoding": ["posenc"], "attend-by-position": []}
+# absent from the kernel while it runs: posenc in build-the-encoding and debug-the-module, whose
+# every question asks for the student's own code; none in attend-by-position, whose question 2
+# may use it.
+SEALED = {"build-the-encoding": ["posenc"], "debug-the-module": ["posenc"], "attend-by-position": []}
 
 
 def read_tests(zip_path: Path) -> dict[str, str]:

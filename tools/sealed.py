@@ -70,20 +70,10 @@ def _key(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-class Opaque:
-    """What a test receives for an object of the notebook that is neither data nor a name of its
-    own (say, a function inside a returned list): its type's name, nothing more."""
-
-    def __init__(self, type_name, is_callable):
-        self.type_name, self.is_callable = type_name, is_callable
-
-    def __repr__(self):
-        return f"<{self.type_name} from the notebook>"
-
-
-def encode(value, depth=0):
+def encode(value, depth=0, keep=None):
     """value as JSON-able data: numbers, strings, arrays (and PyTorch tensors), lists, tuples and
-    dicts of those; any other object as its type's name only."""
+    dicts of those; any other object as {"handle": keep(value)} (the kernel keeps the object and
+    gives its number; the grader gives the number of a stand-in's object)."""
     import base64
     import io
     import numpy
@@ -98,23 +88,28 @@ def encode(value, depth=0):
         numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
         kind = "ndarray" if isinstance(value, numpy.ndarray) else "scalar"
         return {kind: base64.b64encode(buffer.getvalue()).decode()}
-    if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
-        return {"tensor": encode(value.detach().cpu().numpy())["ndarray"]}
+    if type(value).__name__ == "Tensor" and type(value).__module__.split(".")[0] == "torch":
+        dtype = str(value.dtype).split(".")[-1]  # NumPy has no bfloat16: sent as float32
+        array = value.detach().cpu().float() if dtype == "bfloat16" else value.detach().cpu()
+        return {"tensor": encode(array.numpy())["ndarray"], "dtype": dtype}
     if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [encode(v, depth + 1) for v in value]}
+        return {type(value).__name__: [encode(v, depth + 1, keep) for v in value]}
     if isinstance(value, dict):
-        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
-    return {"object": type(value).__name__, "callable": callable(value)}
+        return {"dict": [[encode(k, depth + 1, keep), encode(v, depth + 1, keep)] for k, v in value.items()]}
+    if keep is None:
+        raise TypeError(f"only data can cross between the grader and the notebook, not {type(value).__name__}")
+    return {"handle": keep(value), "type": type(value).__name__}
 
 
-def decode(value):
-    """The values encode() made, back (arrays loaded without pickles; tensors need PyTorch)."""
+def decode(value, find=None):
+    """The values encode() made, back (arrays loaded without pickles; tensors need PyTorch); a
+    handle becomes find(handle, type name)."""
     import base64
     import io
     import numpy
     if not isinstance(value, dict):
         return value
-    kind = next(k for k in value if k != "callable")
+    kind = next(k for k in value if k not in ("dtype", "type"))
     data = value[kind]
     if kind == "float":
         return float(data)
@@ -122,14 +117,14 @@ def decode(value):
         array = numpy.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
         if kind == "tensor":
             import torch
-            return torch.from_numpy(array.copy())
+            return torch.from_numpy(array.copy()).to(getattr(torch, value["dtype"]))
         return array if kind == "ndarray" else array[()]
     if kind in ("list", "tuple"):
-        return (list if kind == "list" else tuple)(decode(v) for v in data)
+        return (list if kind == "list" else tuple)(decode(v, find) for v in data)
     if kind == "dict":
-        return {_key(decode(k)): decode(v) for k, v in data}
-    if kind == "object":
-        return Opaque(str(data), bool(value.get("callable")))
+        return {_key(decode(k, find)): decode(v, find) for k, v in data}
+    if kind == "handle" and find is not None:
+        return find(int(data), str(value.get("type")))
     raise ValueError(f"unknown data: {kind}")
 
 
@@ -139,33 +134,44 @@ def kernel_server():
     import json
     import types
     user = get_ipython().user_ns  # noqa: F821 (the kernel's IPython)
+    objects = {}  # the objects the grader holds stand-ins for, by number
+
+    def keep(value):
+        objects[id(value)] = value
+        return id(value)
 
     def reply(compute):
         try:
-            return json.dumps({"value": encode(compute())})
+            return json.dumps({"value": encode(compute(), keep=keep)})
         except BaseException as error:  # KeyboardInterrupt: the grader's time limit
             return json.dumps({"raised": type(error).__name__, "message": str(error)[:2000]})
 
-    def call(name, payload):
-        args, kwargs = decode(json.loads(payload))
-        return reply(lambda: user[name](*args, **kwargs))
+    def arguments(payload):
+        return decode(json.loads(payload), lambda handle, _: objects[handle])
 
-    def probe(source, helper, name, payload):
+    def call(handle, payload):
+        args, kwargs = arguments(payload)
+        return reply(lambda: objects[handle](*args, **kwargs))
+
+    def attribute(handle, name):
+        return reply(lambda: getattr(objects[handle], name))
+
+    def probe(source, helper, handle, payload):
         namespace = {}
         exec(source, namespace)
-        args, kwargs = decode(json.loads(payload))
-        return reply(lambda: namespace[helper](user[name], *args, **kwargs))
+        args, kwargs = arguments(payload)
+        return reply(lambda: namespace[helper](objects[handle], *args, **kwargs))
 
     def names():
         return json.dumps(sorted(n for n in user if not n.startswith("_")))
 
-    return types.SimpleNamespace(get=lambda name: reply(lambda: user[name]), call=call, probe=probe,
-                                 names=names)
+    return types.SimpleNamespace(get=lambda name: reply(lambda: user[name]), call=call,
+                                 attribute=attribute, probe=probe, names=names)
 
 
 # Defines _sealed_ in the kernel, after the notebook's cells ran, from the functions above (in a
 # namespace of their own: the notebook's names are left alone).
-_SHARED = "\n\n".join(inspect.getsource(f) for f in (_key, Opaque, encode, decode, kernel_server))
+_SHARED = "\n\n".join(inspect.getsource(f) for f in (_key, encode, decode, kernel_server))
 KERNEL_SIDE = f"""
 def _sealed_make(code):
     namespace = {{"get_ipython": get_ipython}}
@@ -210,7 +216,7 @@ class Kernel:
                                f"{self.test_timeout:g} s (an infinite loop?)")
         answer = self.run(source, self.test_timeout)
         if "value" in answer:
-            return decode(answer["value"])
+            return decode(answer["value"], lambda handle, kind: Remote(self, handle, kind))
         name, message = answer.get("raised", "Exception"), answer.get("message", "")
         if name == "KeyboardInterrupt":
             self.timed_out.add(self.question)
@@ -226,29 +232,45 @@ class Kernel:
 
 
 class Remote:
-    """A test's stand-in for a function or object of the notebook, which stays in the kernel."""
+    """A test's stand-in for a function or any other object of the notebook, which stays in the
+    kernel: calling it, or reading one of its attributes, asks the kernel (arguments and results
+    cross as data, or as stand-ins of objects that stay there)."""
 
-    def __init__(self, kernel: Kernel, name: str):
-        self._kernel, self._name = kernel, name
+    def __init__(self, kernel: Kernel, handle: int, kind: str):
+        self._kernel, self._handle, self._kind = kernel, handle, kind
 
     def __repr__(self):
-        return f"<{self._name} of the notebook>"
+        return f"<{self._kind} of the notebook>"
+
+    def _payload(self, args, kwargs):
+        return json.dumps(encode([list(args), kwargs], keep=_handle_of))
 
     def __call__(self, *args, **kwargs):
-        payload = json.dumps(encode([list(args), kwargs]))
-        return self._kernel.request(f"_sealed_.call({self._name!r}, {payload!r})")
+        return self._kernel.request(f"_sealed_.call({self._handle}, {self._payload(args, kwargs)!r})")
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._kernel.request(f"_sealed_.attribute({self._handle}, {name!r})")
 
     def run_in_kernel(self, helper, *args, **kwargs):
         """helper(the student's object, *args, **kwargs), run in the kernel from its source
         (a self-contained function: its imports inside); its return value as data."""
         source = textwrap.dedent(inspect.getsource(helper))
-        payload = json.dumps(encode([list(args), kwargs]))
-        return self._kernel.request(
-            f"_sealed_.probe({source!r}, {helper.__name__!r}, {self._name!r}, {payload!r})")
+        return self._kernel.request(f"_sealed_.probe({source!r}, {helper.__name__!r}, {self._handle}, "
+                                    f"{self._payload(args, kwargs)!r})")
+
+
+def _handle_of(value):
+    """The kernel's number of the object a stand-in stands for (anything else is not data)."""
+    if isinstance(value, Remote):
+        return value._handle
+    raise TypeError(f"only data can be sent to the notebook, not {type(value).__name__}")
 
 
 class Environment(dict):
-    """The global environment Otter's test cases receive: the notebook's names, as stand-ins."""
+    """The global environment Otter's test cases receive: the notebook's names, as data or as
+    stand-ins."""
 
     def __init__(self, kernel: Kernel):
         super().__init__()
@@ -257,13 +279,10 @@ class Environment(dict):
     def get(self, name, default=None):
         if name not in self.known:
             return default
-        answer = self.kernel.run(f"_sealed_.get({name!r})", self.kernel.test_timeout)
-        value = answer.get("value")
-        if isinstance(value, dict) and "object" in value:
-            return Remote(self.kernel, name)
-        if "value" not in answer:
+        try:
+            return self.kernel.request(f"_sealed_.get({name!r})")
+        except Exception:  # a name whose value cannot be read: as if it were not there
             return default
-        return decode(value)
 
 
 BLOCKED = '''raise ImportError(
