@@ -8,10 +8,11 @@ This process is the *grader*: it reads from its standard input the autograder's 
 the zip once, before any submission ran), then starts a Jupyter kernel for
 the *submission* (``nbclient``), in the notebook's folder, runs the notebook's code cells there,
 and runs the tests here. A test asks for the student's names (``def test_q2(positional_encoding_loop)``)
-and receives stand-ins: a value that is data (numbers, strings, NumPy arrays, lists, tuples and
-dicts of those) is copied here; a function or any other object stays in the kernel and is called
-from here, its arguments sent as data and its return value copied back as data (``np.save``
-without pickles, in JSON). The hidden tests, the reference they compare with (the course's
+and receives stand-ins: a value that is data (numbers, strings, NumPy arrays, PyTorch tensors,
+lists, tuples and dicts of those) is copied here; a function or any other object (a class, a
+module and its methods) stays in the kernel and is called from here, its arguments sent as data
+and its return value copied back as data (``np.save`` without pickles, in JSON) or as a stand-in
+of another object that stays there. The hidden tests, the reference they compare with (the course's
 package ``posenc``, imported here) and the code that decides the score never enter the kernel:
 code in the notebook can patch NumPy, Otter or anything else in its own process, and read or
 rewrite files, without changing how its returned values are judged.
