@@ -320,7 +320,8 @@ def read_results(grade: Grade, report: dict) -> None:
 # absent from the kernel while it runs: posenc in build-the-encoding and debug-the-module, whose
 # every question asks for the student's own code; none in attend-by-position, whose question 2
 # may use it.
-SEALED = {"build-the-encoding": ["posenc"], "debug-the-module": ["posenc"], "attend-by-position": []}
+SEALED = {"build-the-encoding": ["posenc"], "debug-the-module": ["posenc"], "attend-by-position": [],
+          "experiment-positions": []}
 
 
 def read_tests(zip_path: Path) -> dict[str, str]:
