@@ -203,9 +203,10 @@ colab-cells: $(STAMP)
 clean:
 	rm -rf _build .pytest_cache .hypothesis
 
-# Grade a class without Docker (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time
-# with `otter run`, each in a private temporary folder removed after grading. Time limits: a test
-# case TEST_TIMEOUT seconds (it fails, the other questions keep their points), a cell
+# Grade a class without Docker (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time,
+# sealed (tools/sealed.py: the notebook in a kernel of its own, the tests in another process on
+# the values it returns), each in a private temporary folder removed after grading. Time limits:
+# a call from a test TEST_TIMEOUT seconds (it fails, the other questions keep their points), a cell
 # CELL_TIMEOUT seconds (interrupted), a whole notebook TIMEOUT seconds (stopped, 0). Writes
 # $(GRADES)/grades.csv (scores, reason for a 0, review flags), feedback/ (safe to return),
 # details/ and results/ (hidden tests' output: instructor only), after removing those of an

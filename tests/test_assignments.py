@@ -16,7 +16,7 @@ What an instructor relies on, checked on every master:
 
 Otter runs in subprocesses only: importing it emits a DeprecationWarning (through ipylab)
 that this project's ``filterwarnings = error`` would turn into a failure. Grading uses
-``otter.api.grade_submission`` (no Docker). ``make assignments`` generates what is out of date
+``tools/grade.py`` as ``make grade`` does (sealed: ``tools/sealed.py``, no Docker). ``make assignments`` generates what is out of date
 (as for the book), its output is copied under _build/test-assignments (otter assign cannot find
 its own zip when the output folder is outside the repository) and graded there once per session,
 and the slow steps (kernels) run two at a time.
@@ -434,32 +434,27 @@ spec = importlib.util.spec_from_file_location("grade", Path(tools) / "grade.py")
 grade = sys.modules["grade"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(grade)
 name = grade.assignment_name(Path(zip_path))
+tests = grade.read_tests(Path(zip_path))
+given = grade.given_cells(Path("student") / f"{name}.ipynb")
 scores = {}
-if name in grade.SEALED:  # graded as make grade does: tools/sealed.py, two processes
-    tests = grade.read_tests(Path(zip_path))
-    given = grade.given_cells(Path("student") / f"{name}.ipynb")
-    with tempfile.TemporaryDirectory() as work:
-        for path in submissions:
-            result = grade.grade_one(path, Path(path), Path(zip_path), name, Path(work), 600,
-                                     given=given, tests=tests)
-            assert result.scores, result.reason
-            # The instructor's details by question; the errors of the notebook's own cells (a
-            # section of their own) are added to every question's.
-            sections, question = {}, None
-            for line in result.details.splitlines():
-                question = (line.split(":")[0] if line.split(":")[0] in result.scores else "cells"
-                            ) if line and not line.startswith(" ") else question
-                sections[question] = sections.get(question, "") + line + "\\n"
-            scores[path] = {q: [s, p, sections.get(q, "") + sections.get("cells", "")]
-                            for q, (s, p) in result.scores.items()}
-else:
-    from otter.api import grade_submission
+with tempfile.TemporaryDirectory() as work:  # graded as make grade does (tools/sealed.py)
     for path in submissions:
-        results = grade_submission(path, zip_path, quiet=True)
-        scores[path] = {name: [results.get_result(name).score, results.get_result(name).possible,
-                               results.get_result(name).summary()] for name in results.test_files}
+        result = grade.grade_one(path, Path(path), name, tests, Path(work), 600, given=given)
+        assert result.scores, result.reason
+        # The instructor's details by question; the errors of the notebook's own cells (a
+        # section of their own) are added to every question's.
+        sections, question = {}, None
+        for line in result.details.splitlines():
+            question = (line.split(":")[0] if line.split(":")[0] in result.scores else "cells"
+                        ) if line and not line.startswith(" ") else question
+            sections[question] = sections.get(question, "") + line + "\\n"
+        scores[path] = {q: [s, p, sections.get(q, "") + sections.get("cells", "")]
+                        for q, (s, p) in result.scores.items()}
 print(json.dumps(scores))
 """
+
+
+GRADER = [(ROOT / "tools" / name).read_bytes() for name in ("grade.py", "sealed.py")]
 
 
 def _fingerprint(*parts):
@@ -468,17 +463,6 @@ def _fingerprint(*parts):
     package = sorted((ROOT / "code" / "posenc").rglob("*.py"))
     return digest(*parts, sys.version, GRADE_SCRIPT, (ROOT / "requirements.txt").read_bytes(),
                   *(f"{p.relative_to(ROOT)}\n".encode() + p.read_bytes() for p in package))
-
-
-def _grader(name):
-    """What grading assignment name depends on besides Otter: for the SEALED assignments of
-    tools/grade.py, that tool and tools/sealed.py (the others are graded by otter alone)."""
-    spec = importlib.util.spec_from_file_location("grade_for_tests", ROOT / "tools" / "grade.py")
-    grade = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = grade
-    spec.loader.exec_module(grade)
-    tools = [ROOT / "tools" / "grade.py", ROOT / "tools" / "sealed.py"] if name in grade.SEALED else []
-    return [p.read_bytes() for p in tools]
 
 
 def _zip_fingerprint(zip_path):
@@ -600,7 +584,7 @@ def assignments(make):
     keys, by_path = {}, {}
     for a in found.values():
         if a.assign.returncode == 0:
-            tests = _zip_fingerprint(a.autograder_zip), *_grader(a.name)
+            tests = _zip_fingerprint(a.autograder_zip), *GRADER
             for path in a.variants.values():
                 keys[str(path)] = _fingerprint(*tests, path.read_bytes())
                 saved = kept("grades", keys[str(path)])

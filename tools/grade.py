@@ -1,39 +1,41 @@
-"""Grade a class's notebooks with Otter-Grader's ``otter run``, without Docker.
+"""Grade a class's notebooks sealed (``tools/sealed.py``), without Docker.
 
     python tools/grade.py AUTOGRADER_ZIP SUBMISSIONS_DIR --output OUT_DIR [--jobs N] [--timeout S]
 
 Every ``*.ipynb`` under SUBMISSIONS_DIR is one student's submission; the student is named by the
 notebook's path relative to SUBMISSIONS_DIR without ``.ipynb`` (``alice/build-the-encoding``,
 or ``alice`` for ``alice.ipynb``). Each one is copied, under the assignment's own notebook name
-(so a renamed notebook is graded as if it had kept its name), into a folder of its own and
-graded by one ``otter run`` process; ``--jobs`` of them run at a time (default: the machine's
-cores). Each submission runs in a private temporary folder of its own (only its notebook in it),
-removed as soon as it is graded. Time limits, from the finest to the coarsest: a test case that
-runs longer than ``--test-timeout`` seconds fails with "time limit" (the other tests and
-questions are still graded), an answer cell that runs longer than ``--cell-timeout`` seconds is
-interrupted (the notebook goes on), and a submission that does not finish within ``--timeout``
-seconds (a loop in C code, a notebook that disarms the limits) is stopped with the kernel it
-started and gets 0. The tool writes, after removing what an earlier run left there:
+(so a renamed notebook is graded as if it had kept its name), into a private temporary folder
+of its own (only its notebook in it, removed as soon as it is graded) and graded by one
+``tools/sealed.py`` process: the notebook runs in a Jupyter kernel of its own, the autograder's
+tests (read from the zip once, before any submission runs) run in that grader process on the
+values the notebook's functions return (see ``tools/sealed.py``). ``--jobs`` of them run at a
+time (default: the machine's cores). Time limits, from the finest to the coarsest: a call of the
+student's code from a test that runs longer than ``--test-timeout`` seconds fails with "time
+limit" (and so does every later call of that question; the other questions are still graded),
+a cell that runs longer than ``--cell-timeout`` seconds is interrupted (the notebook goes on),
+and a submission that does not finish within ``--timeout`` seconds (a loop in C code, a notebook
+that ignores interrupts) is stopped with the kernel it started and gets 0. The tool writes,
+after removing what an earlier run left there:
 
 - ``OUT_DIR/grades.csv``: one row per student, the score of every question, the total, the
   points possible, ``reason`` (why a notebook got 0: not a notebook, empty, no code cell, time
-  limit, ``otter run`` failed or left no results, or the first failing test when every question
-  scored 0) and ``review`` (code that can reach the grading machinery, which runs in the same
-  Python process as the student's code under Otter: patched modules, ``sys.modules``,
+  limit, the grader failed, or the first failing test when every question scored 0) and
+  ``review`` (code that can reach what the kernel measures: patched modules, ``sys.modules``,
   ``importlib``, ``eval``/``exec``, files opened, ...: read those notebooks before trusting
   their grade);
 - ``OUT_DIR/feedback/<student>.txt``: feedback safe to return to the student: each question's
   score, the output of the public tests and, for a question that lost points in hidden tests
-  only, that a hidden test failed (no hidden test's source or expected values);
+  only, that a hidden test failed (no hidden test's source or expected values), and the errors
+  of the notebook's own cells;
 - ``OUT_DIR/details/<student>.txt``: for the instructor only, the output of every test, hidden
   ones included (their source lines and expected values): do not return it;
-- ``OUT_DIR/results/<student>/results.json``: Otter's own results, in Gradescope's format
-  (hidden tests' output included: do not return it either).
+- ``OUT_DIR/results/<student>/results.json``: the same, in Gradescope's format (hidden tests'
+  output included: do not return it either).
 
-It uses only the standard library and ``otter`` (found next to this Python, or on the PATH).
-``otter run`` executes the notebook in this environment: grade only submissions you are willing
-to run on this machine. ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>`` calls this tool with
-the autograder that ``make assignments`` generates.
+The notebooks run in this environment: grade only submissions you are willing to run on this
+machine. ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>`` calls this tool with the autograder
+that ``make assignments`` generates.
 """
 
 from __future__ import annotations
@@ -79,17 +81,6 @@ def assignment_name(zip_path: Path) -> str:
     return zip_path.name.split("-autograder_")[0]
 
 
-def otter_command() -> list[str]:
-    """The ``otter`` executable of this Python's environment, else the one on the PATH."""
-    local = Path(sys.executable).with_name("otter")
-    if local.exists():
-        return [str(local)]
-    found = shutil.which("otter")
-    if found is None:
-        raise SystemExit("otter not found: install otter-grader (pip install 'otter-grader[grading]')")
-    return [found]
-
-
 def check_notebook(path: Path) -> str:
     """Why path cannot be graded ('' when it looks like a notebook): empty file, not JSON, no cells."""
     text = path.read_bytes()
@@ -107,9 +98,10 @@ def check_notebook(path: Path) -> str:
     return ""
 
 
-# What code can use to change its own grade while Otter runs the hidden tests in its process:
-# patch a module (np.allclose = ...), reach modules or the grader by name, run built strings,
-# open files (the tests, the results). Flagged for a human to read, never scored.
+# What code can use to fool what the kernel measures (the checks of how a function computes, the
+# stand-in that keeps posenc out) or, under Otter's own runners, its grade: patch a module
+# (np.allclose = ...), reach modules or the grader by name, run built strings, open files.
+# Flagged for a human to read, never scored.
 _REVIEW_NAMES = {"sys.modules", "importlib", "__import__", "eval", "exec", "compile", "open",
                  "builtins", "__builtins__", "gc", "inspect", "otter", "setattr", "globals",
                  "signal", "ctypes", "pickle", "shutil", "os.remove", "os.unlink", "subprocess",
@@ -126,7 +118,7 @@ def given_cells(path: Path | None) -> frozenset[str]:
 
 
 def review(path: Path, given: frozenset[str] = frozenset()) -> str:
-    """The constructs in a notebook's code cells that can reach Otter's machinery ('' if none):
+    """The constructs in a notebook's code cells that can reach what the kernel measures ('' if none):
     an assignment to an attribute of an imported module (a patch), and the names above; cells
     as handed out (given) are not read."""
     found, trees = set(), []
@@ -168,56 +160,6 @@ def review(path: Path, given: frozenset[str] = frozenset()) -> str:
                 if isinstance(root, ast.Name) and root.id in modules:
                     found.add(f"patches {dotted}")
     return "; ".join(sorted(found))
-
-
-# The first cell of the graded copy: time limits per test case (Otter's exception-based tests)
-# and per answer cell, so that a loop in one answer costs that answer's question only. It runs
-# in the student's kernel, which can disarm it: the whole-notebook timeout stays the backstop.
-TIME_LIMITS = """\
-import signal as _grade_signal
-from otter.test_files import exception_test as _grade_tests
-
-def _grade_limited(call, limit):
-    def limited(self, env):
-        def stop(signum, frame):
-            raise TimeoutError(f"time limit: this test ran longer than {limit:g} s and was stopped (an infinite loop?)")
-        previous = _grade_signal.signal(_grade_signal.SIGALRM, stop)
-        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, limit)
-        try:
-            return call(self, env)
-        finally:
-            _grade_signal.setitimer(_grade_signal.ITIMER_REAL, 0)
-            _grade_signal.signal(_grade_signal.SIGALRM, previous)
-    return limited
-
-_grade_tests.test_case.call_func = _grade_limited(_grade_tests.test_case.call_func, TEST_LIMIT)
-
-def _grade_stop_cell(signum, frame):
-    raise TimeoutError("time limit: this cell ran longer than CELL_LIMIT s and was stopped by the grader")
-
-def _grade_arm(info):
-    if ".check(" not in info.raw_cell and "Checker" not in info.raw_cell:
-        _grade_signal.signal(_grade_signal.SIGALRM, _grade_stop_cell)
-        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, CELL_LIMIT)
-
-def _grade_disarm(result):
-    if ".check(" not in result.info.raw_cell and "Checker" not in result.info.raw_cell:
-        _grade_signal.setitimer(_grade_signal.ITIMER_REAL, 0)
-
-get_ipython().events.register("pre_run_cell", _grade_arm)
-get_ipython().events.register("post_run_cell", _grade_disarm)
-"""
-
-
-def graded_copy(notebook: Path, target: Path, *, test_limit: float, cell_limit: float) -> None:
-    """Write notebook to target with the time-limit cell first."""
-    data = json.loads(notebook.read_bytes())
-    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-            "source": TIME_LIMITS.replace("TEST_LIMIT", f"{test_limit:g}").replace("CELL_LIMIT", f"{cell_limit:g}")}
-    if data.get("nbformat", 4) >= 4 and data.get("nbformat_minor", 0) >= 5:
-        cell["id"] = "grade-time-limits"
-    data["cells"].insert(0, cell)
-    target.write_text(json.dumps(data))
 
 
 def _descendants(pid: int) -> list[int]:
@@ -315,13 +257,10 @@ def read_results(grade: Grade, report: dict) -> None:
         grade.reason = f"0 on every question; {first['name']}: {_first_failure(first.get('output', ''))}"
 
 
-# The assignments graded in two processes (tools/sealed.py): the notebook in a kernel of its own,
-# the tests and the reference in the grader, only data between them. Each maps to the packages
-# absent from the kernel while it runs: posenc in build-the-encoding and debug-the-module, whose
-# every question asks for the student's own code; none in attend-by-position, whose question 2
-# may use it.
-SEALED = {"build-the-encoding": ["posenc"], "debug-the-module": ["posenc"], "attend-by-position": [],
-          "experiment-positions": []}
+# The packages absent from the kernel while an assignment's notebook runs: posenc where every
+# question asks for the student's own code (attend-by-position's question 2 may use it, and
+# experiment-positions trains with it).
+ABSENT = {"build-the-encoding": ["posenc"], "debug-the-module": ["posenc"]}
 
 
 def read_tests(zip_path: Path) -> dict[str, str]:
@@ -333,15 +272,15 @@ def read_tests(zip_path: Path) -> dict[str, str]:
 
 
 def _checks(cells: frozenset[str]) -> list[str]:
-    """The handed-out cells that run Otter's self-checks (not run when grading sealed)."""
+    """The handed-out cells that run Otter's self-checks (not run when grading)."""
     return sorted(c for c in cells if "grader." in c or "import otter" in c)
 
 
 def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, str], block: list[str],
                  timeout: float, test_timeout: float, cell_timeout: float,
                  skip: list[str]) -> dict | None:
-    """Grade notebook (in folder) with tools/sealed.py; Otter's results.json format, or None
-    (grade.reason says why)."""
+    """Grade notebook (in folder) with tools/sealed.py; the results in Otter's results.json
+    format, or None (grade.reason says why)."""
     token = secrets.token_hex(16)
     command = [sys.executable, str(Path(__file__).with_name("sealed.py")), str(notebook),
                "--test-timeout", f"{test_timeout:g}", "--cell-timeout", f"{cell_timeout:g}",
@@ -381,13 +320,12 @@ def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, st
             "\n".join(errors), "visibility": "visible"}] if errors else [])}
 
 
-def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Path,
+def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], work: Path,
               timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
-              keep: Path | None = None, given: frozenset[str] = frozenset(),
-              tests: dict[str, str] | None = None) -> Grade:
-    """Grade one submission in a private folder of its own (under work, removed afterwards),
-    within timeout seconds, with ``otter run`` or, for the SEALED assignments (tests given, read
-    from the zip before any submission ran), tools/sealed.py; keep receives its results.json."""
+              keep: Path | None = None, given: frozenset[str] = frozenset()) -> Grade:
+    """Grade one submission with tools/sealed.py in a private folder of its own (under work,
+    removed afterwards), within timeout seconds; tests: the autograder's, read from its zip
+    before any submission ran; keep receives its results.json."""
     start = time.monotonic()
     grade = Grade(student)
     grade.reason = check_notebook(notebook)
@@ -396,54 +334,17 @@ def grade_one(student: str, notebook: Path, zip_path: Path, name: str, work: Pat
     grade.review = review(notebook, given)
     folder = Path(tempfile.mkdtemp(prefix="submission-", dir=work))  # mode 0700
     try:
-        if name in SEALED:
-            (folder / "notebook").mkdir()   # the kernel's folder: the notebook alone
-            (folder / "grader").mkdir()     # the grader's temporary files
-            copy = folder / "notebook" / f"{name}.ipynb"
-            shutil.copyfile(notebook, copy)
-            report = grade_sealed(grade, copy, folder, tests or {}, SEALED[name], timeout,
-                                  test_timeout, cell_timeout, _checks(given))
-            if report is not None:
-                read_results(grade, report)
-                if keep is not None:
-                    keep.mkdir(parents=True, exist_ok=True)
-                    (keep / "results.json").write_text(json.dumps(report))
-            return grade
-        (folder / "results").mkdir()
-        graded_copy(notebook, folder / f"{name}.ipynb", test_limit=test_timeout,
-                    cell_limit=cell_timeout)
-        command = [*otter_command(), "run", "-a", str(zip_path.resolve()), "-o", "results",
-                   f"{name}.ipynb"]
-        # A session of its own: on a timeout, the kernel otter started is killed with it.
-        # otter run unpacks the autograder and runs the notebook in a temporary folder of its
-        # own: TMPDIR puts it inside this submission's private folder, removed below.
-        environment = {**os.environ, "TMPDIR": str(folder)}
-        process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, env=environment,
-                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _stop(process)
-            grade.reason = (f"time limit: not finished after {timeout:g} s (an infinite loop the "
-                            "per-test and per-cell limits could not stop?)")
-            return grade
-        results = folder / "results" / "results.json"
-        if process.returncode != 0:
-            grade.reason = f"otter run failed: {_last_error(output)}"
-            return grade
-        if not results.exists():
-            grade.reason = ("no results: otter run wrote no results.json (did the notebook delete "
-                            f"or move files of its folder?) {_last_error(output)}")
-            return grade
-        try:
-            report = json.loads(results.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            grade.reason = f"no results: results.json is not JSON ({error})"
-            return grade
-        read_results(grade, report)
-        if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(results, keep / "results.json")
+        (folder / "notebook").mkdir()   # the kernel's folder: the notebook alone
+        (folder / "grader").mkdir()     # the grader's temporary files
+        copy = folder / "notebook" / f"{name}.ipynb"
+        shutil.copyfile(notebook, copy)
+        report = grade_sealed(grade, copy, folder, tests, ABSENT.get(name, []), timeout,
+                              test_timeout, cell_timeout, _checks(given))
+        if report is not None:
+            read_results(grade, report)
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / "results.json").write_text(json.dumps(report))
         return grade
     finally:
         grade.seconds = time.monotonic() - start
@@ -510,15 +411,14 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
     output.mkdir(parents=True, exist_ok=True)
     clear_outputs(output)
     handed_out = given_cells(given)
-    tests = read_tests(zip_path) if name in SEALED else None  # once, before any submission runs
+    tests = read_tests(zip_path)  # once, before any submission runs
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         work = Path(scratch)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             grades = list(pool.map(
-                lambda item: grade_one(item[0], item[1], zip_path, name, work, timeout,
+                lambda item: grade_one(item[0], item[1], name, tests, work, timeout,
                                        test_timeout, cell_timeout,
-                                       keep=output / "results" / item[0], given=handed_out,
-                                       tests=tests),
+                                       keep=output / "results" / item[0], given=handed_out),
                 found.items()))
     write_outputs(grades, output)
     return grades
