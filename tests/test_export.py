@@ -32,7 +32,7 @@ from posenc.pytorch import (  # noqa: E402
 
 MAX_LEN = 16
 LENGTHS = (3, 7, MAX_LEN, 40)  # traced at 5; 40 runs past max_len: rows computed in the graph
-#: A far offset: its rows are computed in the graph from all seven base-256 digits.
+#: A far offset: its rows are computed in the graph from its base-256 digits, six of them nonzero.
 FAR = 2**40 + 12345
 #: onnxruntime against eager, float32 (the issue's bound).
 ONNX_TOLERANCE = 1e-5
@@ -211,6 +211,25 @@ def onnx_runner(model_bytes, extra=()):
         feed = dict(zip(names, [t.numpy() for t in inputs] + list(extra)))
         return [torch.from_numpy(out) for out in session.run(None, feed)]
     return run
+
+
+@pytest.mark.filterwarnings(*TRACE_DEPRECATED)
+def test_rotary_q_and_k_of_other_lengths_in_graphs():
+    """forward shares one set of rows between q and k only where their shapes are provably
+    equal: compiled (dynamic shapes) and traced with equal shapes, then given one query
+    against many keys (a KV cache's decoding step) and the reverse, each is rotated for its
+    own length, as eager rotate does."""
+    rotary = RotaryEmbedding(8, max_len=16)
+    compiled = torch.compile(rotary, dynamic=True, fullgraph=True, backend="eager")
+    traced = torch.jit.trace(rotary, (randn(1, 2, 6, 8), randn(1, 2, 6, 8, seed=1)))
+    for q_len, k_len in ((6, 6), (1, 20), (20, 1), (3, 9)):
+        q, k = randn(1, 2, q_len, 8, seed=q_len), randn(1, 2, k_len, 8, seed=100 + k_len)
+        expected = (rotary.rotate(q), rotary.rotate(k))
+        for run in (compiled, traced):
+            got = run(q, k)
+            assert [g.shape for g in got] == [q.shape, k.shape]
+            for g, e in zip(got, expected):
+                torch.testing.assert_close(g, e, rtol=0, atol=2e-6)
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -13,11 +13,12 @@ from collections import OrderedDict
 import numpy as np
 import torch
 from torch import nn
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ._validate import (
     check_base, check_dropout, check_int, check_position_range, check_width, check_window,
 )
-from ._digits import compose, digit_count, digit_table
+from ._digits import compose, digit_count, digit_steps, digit_table
 from .encoding import angular_frequencies, encoding_at, float32_round_to_odd
 from .encoding import positional_encoding as _numpy_positional_encoding
 
@@ -153,6 +154,14 @@ def _check_batch(name: str, x, width_name: str) -> None:
         )
 
 
+def _static(tensor: torch.Tensor) -> torch.Tensor:
+    """Mark a cached table static for ``torch.compile(dynamic=True)``: its shape never
+    follows the input's, so Dynamo need not trace it with symbolic sizes (fewer guards,
+    faster compilation)."""
+    torch._dynamo.mark_static(tensor)
+    return tensor
+
+
 class _PositionTables(nn.Module):
     """Tables with one row per position (``max_len`` rows, ``width`` columns), cached per
     (dtype, device): the machinery shared by :class:`PositionalEncoding`,
@@ -187,7 +196,7 @@ class _PositionTables(nn.Module):
         return dtype
 
     def _keep(self, key, table: torch.Tensor) -> None:
-        self._tables[key] = table
+        self._tables[key] = _static(table)
         while len(self._tables) > CACHE_SIZE:
             self._tables.popitem(last=False)  # the least recently used
 
@@ -218,26 +227,32 @@ class _PositionTables(nn.Module):
         """Rows past the table are computed in float64 for float64, else in float32."""
         return torch.float64 if dtype == torch.float64 else torch.float32
 
-    def _far_constants(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    def _far_constants(self, dtype: torch.dtype, device: torch.device):
         """The constants of :meth:`_far_rows`, cached per (dtype, device): here the digit
-        table (:func:`posenc._digits.digit_table`) of the angular frequencies."""
+        table (:func:`posenc._digits.digit_table`) of the angular frequencies and the
+        int64 steps (:func:`posenc._digits.digit_steps`) that index it."""
         key = (self._far_dtype(dtype), device)
-        table = self._far_tables.get(key)
-        if table is None:
-            table = self._compute_far_constants(*key)
-            self._far_tables[key] = table
-        return table
+        constants = self._far_tables.get(key)
+        if constants is None:
+            constants = self._compute_far_constants(*key)
+            for tensor in constants if isinstance(constants, tuple) else (constants,):
+                _static(tensor)
+            self._far_tables[key] = constants
+        return constants
 
     @torch.compiler.disable  # host (NumPy) work: never traced
-    def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> tuple:
         frequencies = angular_frequencies(self._width, base=self.base)[0::2]
-        values = digit_table(frequencies, digit_count(64))
-        return torch.from_numpy(values).to(device=device, dtype=dtype)
+        n_digits = digit_count(64)
+        table = torch.from_numpy(digit_table(frequencies, n_digits)).to(device=device, dtype=dtype)
+        steps = (torch.from_numpy(step).to(device) for step in digit_steps(n_digits, np.int64))
+        return (table, *steps)
 
     def _far_rows(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
-        """Rows for positions computed in the graph, shape ``positions.shape + (width,)``:
+        """Rows for int64 positions computed in the graph, shape ``positions.shape + (width,)``:
         sines in the even columns, cosines in the odd ones, in ``dtype``."""
-        sin, cos = compose(positions, self._far_constants(dtype, device), digit_count(64),
+        table, *steps = self._far_constants(dtype, device)
+        sin, cos = compose(positions, table, digit_count(64), steps,
                            lambda table, index: table[index])
         rows = torch.stack((sin, cos), dim=-1).flatten(-2)[..., : self._width]
         return rows.to(dtype)
@@ -258,7 +273,7 @@ class _PositionTables(nn.Module):
             if table is None:
                 table = self._compute(self.max_len, *key)
             self._tables.clear()
-            self._tables[key] = table
+            self._keep(key, table)
             self._far_tables.clear()
             self._far_constants(*key)
         return result
@@ -277,7 +292,7 @@ class _PositionTables(nn.Module):
         table = self._compute(length, dtype, device)  # may fail: nothing changed yet
         self.max_len = length
         self._tables.clear()
-        self._tables[(dtype, device)] = table
+        self._keep((dtype, device), table)
         return True
 
     def _lookup(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
@@ -801,32 +816,45 @@ class RotaryEmbedding(_PositionTables):
                 read as the sequence.
         """
         _check_sequence("x", x, "head_dim", self.head_dim)
-        if self.axes == "bshd":
-            if x.dim() < 3:
-                raise ValueError(
-                    f"with axes='bshd', x must have shape (..., seq_len, heads, head_dim), got "
-                    f"shape {_static_shape(x)}")
-            return self._rotate(x.transpose(-2, -3), offset, positions).transpose(-2, -3)
-        return self._rotate(x, offset, positions)
+        x = self._sequence_second_last(x)
+        return self._sequence_back(self._turn(x, self._angles(x, offset, positions)))
 
-    def _rotate(self, x: torch.Tensor, offset, positions) -> torch.Tensor:
-        """:meth:`rotate` for ``x`` of shape ``(..., seq_len, head_dim)``."""
+    def _sequence_second_last(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` with the sequence on axis -2: ``(..., seq_len, head_dim)``."""
+        if self.axes == "bhsd":
+            return x
+        if x.dim() < 3:
+            raise ValueError(
+                f"with axes='bshd', x must have shape (..., seq_len, heads, head_dim), got "
+                f"shape {_static_shape(x)}")
+        return x.transpose(-2, -3)
+
+    def _sequence_back(self, x: torch.Tensor) -> torch.Tensor:
+        """Undo :meth:`_sequence_second_last`."""
+        return x if self.axes == "bhsd" else x.transpose(-2, -3)
+
+    def _angles(self, x: torch.Tensor, offset, positions) -> torch.Tensor:
+        """The rows for ``x`` of shape ``(..., seq_len, head_dim)``: sines in the even
+        columns, cosines in the odd ones, in the dtype :meth:`_turn` computes in."""
         work_dtype = self._table_dtype(x.dtype)
         if positions is None:
-            rows = self._rows(offset, x.shape[-2], work_dtype, x.device)
-        elif isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
+            return self._rows(offset, x.shape[-2], work_dtype, x.device)
+        if isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
             raise ValueError("pass either offset or positions, not both")
-        else:
-            if isinstance(positions, torch.Tensor) and positions.dim() == 2 and x.dim() == 4:
-                positions = positions[:, None, :]  # Hugging Face: (batch, seq_len), every head
-            try:
-                positions = _check_positions(positions, _static_shape(x)[:-1])
-            except ValueError as error:
-                raise ValueError(
-                    f"{error}; this module reads the sequence from axis "
-                    f"{-2 if self.axes == 'bhsd' else -3} of x (axes={self.axes!r}), and "
-                    f"2-D positions of a 4-D x as (batch, seq_len)") from None
-            rows = self._rows_at(positions, work_dtype, x.device)
+        if isinstance(positions, torch.Tensor) and positions.dim() == 2 and x.dim() == 4:
+            positions = positions[:, None, :]  # Hugging Face: (batch, seq_len), every head
+        try:
+            positions = _check_positions(positions, _static_shape(x)[:-1])
+        except ValueError as error:
+            raise ValueError(
+                f"{error}; this module reads the sequence from axis "
+                f"{-2 if self.axes == 'bhsd' else -3} of x (axes={self.axes!r}), and "
+                f"2-D positions of a 4-D x as (batch, seq_len)") from None
+        return self._rows_at(positions, work_dtype, x.device)
+
+    def _turn(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """Rotate ``x`` of shape ``(..., seq_len, head_dim)`` by the angles of ``rows``."""
+        work_dtype = self._table_dtype(x.dtype)
         sin, cos = rows[..., 0::2], rows[..., 1::2]
         work = x.to(work_dtype)
         if self.layout == "interleaved":
@@ -841,15 +869,26 @@ class RotaryEmbedding(_PositionTables):
     def forward(self, q: torch.Tensor, k: torch.Tensor, offset=0,
                 positions: torch.Tensor | None = None):
         """Return ``(rotate(q, offset), rotate(k, offset))`` (or with ``positions=``, which
-        must then fit both); see the class docstring.
+        must then fit both); see the class docstring. When ``q`` and ``k`` have one shape,
+        dtype and device (in a ``torch.compile`` or ``torch.export`` graph: the same symbolic
+        lengths), the rows of sines and cosines are computed once for both, which halves
+        their part of the graph.
 
         Raises:
             TypeError, ValueError: as :meth:`rotate`, naming ``q`` or ``k``.
         """
         _check_sequence("q", q, "head_dim", self.head_dim)
         _check_sequence("k", k, "head_dim", self.head_dim)
-        return (self.rotate(q, offset, positions=positions),
-                self.rotate(k, offset, positions=positions))
+        # q and k of one shape (in a Dynamo graph: provably, whatever the lengths) share one
+        # set of rows; torch.jit.trace would bake the comparison into its graph, so not there.
+        if torch.jit.is_tracing() or not (
+                q.dtype == k.dtype and q.device == k.device and q.dim() == k.dim()
+                and all(statically_known_true(a == b) for a, b in zip(q.shape, k.shape))):
+            return (self.rotate(q, offset, positions=positions),
+                    self.rotate(k, offset, positions=positions))
+        q, k = self._sequence_second_last(q), self._sequence_second_last(k)
+        rows = self._angles(q, offset, positions)
+        return self._sequence_back(self._turn(q, rows)), self._sequence_back(self._turn(k, rows))
 
     def extra_repr(self) -> str:
         return (f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}"

@@ -24,7 +24,7 @@ from keras import ops  # noqa: E402
 from ._validate import (  # noqa: E402
     check_base, check_dropout, check_int, check_position_range, check_width, check_window,
 )
-from ._digits import compose, digit_count, digit_table  # noqa: E402
+from ._digits import compose, digit_count, digit_steps, digit_table  # noqa: E402
 from .encoding import angular_frequencies, encoding_at, float32_round_to_odd  # noqa: E402
 from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
 
@@ -166,8 +166,12 @@ def _run_time_checks(positions, what: str):
         return tf.identity(positions)
 
 
-def _int_bits(dtype) -> int:
-    return 64 if keras.backend.standardize_dtype(dtype) in ("int64", "uint64", "uint32") else 32
+def _digit_dtype(dtype) -> str:
+    """The integer dtype in which the digits of positions of ``dtype`` are computed: the
+    dtype itself for 32- and 64-bit integers, int32 for narrower ones (whose digit rows,
+    ``256 * k + d``, would overflow)."""
+    dtype = keras.backend.standardize_dtype(dtype)
+    return dtype if dtype in ("int32", "int64", "uint32", "uint64") else "int32"
 
 
 #: The package name under which the layer is registered for saving: a ``.keras`` file names
@@ -328,9 +332,11 @@ class PositionalEncoding(keras.layers.Layer):
         (:mod:`posenc._digits`); negative positions are stopped by TensorFlow's assertion,
         or else get NaN rows."""
         positions = _run_time_checks(positions, what)
-        n_digits = digit_count(_int_bits(positions.dtype))
-        natural = ops.maximum(positions, ops.zeros_like(positions))
-        sin, cos = compose(natural, self._digits, n_digits,
+        dtype = _digit_dtype(positions.dtype)
+        natural = ops.cast(ops.maximum(positions, ops.zeros_like(positions)), dtype)
+        n_digits = digit_count(64 if dtype.endswith("64") else 32)
+        steps = [ops.convert_to_tensor(step) for step in digit_steps(n_digits, dtype)]
+        sin, cos = compose(natural, self._digits, n_digits, steps,
                            lambda table, index: ops.take(table, index, axis=0))
         n = sin.shape[-1]
         order = [column // 2 + (column % 2) * n for column in range(self.d_model)]
