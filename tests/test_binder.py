@@ -28,7 +28,7 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # Binder's base image runs the notebooks: Jupyter and its kernel come with it.
 BASE_IMAGE = {"IPython", "ipykernel", "ipywidgets"}
 # Needed by an imported library at call time, never imported by a notebook itself:
-# torch.onnx.export (book/deeper_shipping.ipynb) imports onnx and onnxscript when it runs.
+# torch.onnx.export (book/deeper_shipping_onnx.ipynb) imports onnx and onnxscript when it runs.
 CALL_TIME_ONLY = {"onnx", "onnxscript"}
 
 

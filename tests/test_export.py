@@ -286,6 +286,21 @@ def test_a_graph_past_max_len_leaves_the_module_as_it_was(name):
             torch.testing.assert_close(g, e, rtol=0, atol=0)
 
 
+@pytest.mark.filterwarnings(*ONNX_WARNINGS)
+def test_learned_embedding_past_max_len_in_onnxruntime():
+    """ONNX keeps no check of the declared maximum: the learned table's graph runs up to
+    max_len, and past it onnxruntime stops with a broadcasting error of its own (what the ONNX
+    appendix says)."""
+    case = CASES["LearnedPositionalEmbedding"]
+    program = torch.onnx.export(fresh("LearnedPositionalEmbedding"), case.inputs(5), dynamo=True,
+                                verbose=False, dynamic_shapes=case.dynamic_shapes())
+    run = onnx_runner(program.model_proto.SerializeToString())
+    assert run(case.inputs(MAX_LEN))[0].shape == (2, MAX_LEN, 8)
+    with pytest.raises(Exception, match=r"(?s)Attempting to broadcast an axis by a dimension "
+                                        r"other than 1\. 16 by 17"):
+        run(case.inputs(MAX_LEN + 1))
+
+
 def test_learned_embedding_past_max_len_in_a_graph():
     """The learned table has no row past max_len - 1: an exported graph refuses longer inputs
     (its length is declared with max=max_len), a compiled one names max_len."""

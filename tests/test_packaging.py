@@ -40,7 +40,7 @@ WHEELHOUSE = Path(os.environ.get("POSENC_WHEELHOUSE", Path(sys.prefix) / "wheelh
 # The extras each module needs beyond the base dependencies; a module not listed needs none.
 # bench.py times the PyTorch and Keras layers when they are installed and skips them otherwise.
 MODULE_EXTRAS = {"pytorch.py": {"torch"}, "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
-                 "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"},
+                 "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"}, "shipping.py": {"torch"},
                  "foils.py": {"torch", "tensorflow"}}
 
 

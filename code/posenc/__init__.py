@@ -15,6 +15,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - ``posenc.tensorflow``: a Keras 3 layer for any Keras backend (imports Keras; TensorFlow only
   when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).
+- ``posenc.experiment``: a tiny Transformer trained with each encoding (imports PyTorch).
+- ``posenc.shipping``: the test bed of the shipping appendices (imports PyTorch).
 
 Importing ``posenc`` itself imports NumPy only.
 """
