@@ -40,6 +40,17 @@ unexport MPLBACKEND
 
 .PHONY: book test serve lab strip clean pdf colab-cells assignments mutation wheelhouse
 
+# The JavaScript packages of package-lock.json: the d3 modules that the book's interactive figures
+# use (book/_ext/posenc_explorer.py copies them into the site, so `make book` needs them) and
+# axe-core, the accessibility checker tests/test_explore.py runs in Chromium.
+NODE_MODULES := node_modules/.installed
+
+$(NODE_MODULES): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for the interactive figures' d3 modules: install Node.js and npm (README.md, Your machine)" >&2; exit 2; }
+	@echo "==> npm ci: the figures' d3 modules and axe-core into node_modules (11 packages, 5 MB)"
+	npm ci --no-audit --no-fund
+	touch $@
+
 $(STAMP): requirements.txt pyproject.toml
 	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM))))
 	@if [ "$$(uname -s)" = Darwin ] && { [ "$$(uname -m)" != arm64 ] || \
@@ -48,6 +59,8 @@ $(STAMP): requirements.txt pyproject.toml
 	    "$$(sw_vers -productVersion) on $$(uname -m): read the course on Binder or Colab (the" \
 	    "buttons on every page), or run it on Linux (README, 'Your machine')" >&2; exit 1; \
 	fi
+	@echo "==> Installing requirements.txt into .venv: the first time several minutes and about 0.9 GB"
+	@echo "    of wheels (3.8 GB installed); later only when requirements.txt or pyproject.toml change"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@if [ "$$(uname -s)" = Linux ] && [ "$(TORCH_CPU)" != 0 ] && ! $(BIN)/python -m pip show --quiet torch >/dev/null 2>&1; then \
 	  if $(BIN)/python -c '$(TORCH_CPU_PROBE)' 2>/dev/null; then \
@@ -80,7 +93,7 @@ assignments: $(ASSIGNED)
 
 .SECONDEXPANSION:
 _build/assignments/%/.assigned: assignments/$$*/$$*.ipynb $$(wildcard assignments/$$*/*) $(ASSIGN_DEPS) | $(STAMP)
-	@echo "otter assign assignments/$*/$*.ipynb -> $(@D)"
+	@echo "==> otter assign assignments/$*/$*.ipynb -> $(@D) (runs its tests: about half a minute)"
 	rm -rf $(@D)
 	$(BIN)/otter assign assignments/$*/$*.ipynb $(@D)
 	touch $@
@@ -99,6 +112,8 @@ HTML_BUILT   := _build/.html-built
 PDF_PRINTED  := _build/pdf/.printed
 
 $(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
+	@echo "==> Building the website with Jupyter Book: every page the first time (about a minute),"
+	@echo "    later only the pages that changed"
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
 
@@ -118,16 +133,6 @@ wheelhouse: $(WHEELHOUSE)/.complete
 $(WHEELHOUSE)/.complete: requirements.txt pyproject.toml | $(STAMP)
 	rm -rf $(WHEELHOUSE)
 	$(BIN)/python -m pip download --quiet --only-binary=:all: --dest $(WHEELHOUSE) $(WHEELS)
-	touch $@
-
-# The JavaScript packages of package-lock.json: the d3 modules that the book's interactive figures
-# use (book/_ext/posenc_explorer.py copies them into the site, so `make book` needs them) and
-# axe-core, the accessibility checker tests/test_explore.py runs in Chromium.
-NODE_MODULES := node_modules/.installed
-
-$(NODE_MODULES): package.json package-lock.json
-	@command -v npm >/dev/null || { echo "npm is needed for the interactive figures' d3 modules: install Node.js and npm (README.md, Your machine)" >&2; exit 2; }
-	npm ci --no-audit --no-fund
 	touch $@
 
 # Every test, on TEST_WORKERS pytest-xdist workers (this machine's 2 cores by default). Each

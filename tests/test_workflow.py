@@ -70,6 +70,61 @@ def test_test_job_runs_ci_run_which_requires_the_browser():
     assert CI_RUN.rstrip().endswith("make test")
 
 
+def _make_commands(text):
+    """The `make ...` commands of shell text, in order, without comments."""
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line.startswith("make ")]
+
+
+def test_ci_runs_the_readme_quick_start_in_its_order():
+    """A new reader runs the Quick start's commands in a fresh clone, in its order; CI does the
+    same, so a first command that fails there (as `make book` did without the d3 modules,
+    because only `make test` installed them) fails CI too."""
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", quick_start, re.S).group(1)
+    assert _make_commands(block) == ["make book", "make test"]
+    assert _make_commands(CI_RUN) == _make_commands(block)
+
+
+def _database():
+    """make's own reading of the Makefile (`make -p`): {target: [prerequisites]}."""
+    run = subprocess.run(["make", "-pq", "-C", ROOT, "--no-print-directory", "book"],
+                         capture_output=True, text=True)
+    rules = {}
+    for line in run.stdout.splitlines():
+        match = re.match(r"^([^#\s=:][^=:]*?):(?!=)\s*(.*)$", line)
+        if match and not line.startswith("\t"):
+            rules.setdefault(match.group(1), []).extend(match.group(2).replace("|", " ").split())
+    return rules
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_every_target_that_builds_the_site_installs_the_d3_modules_first():
+    """The site's extension copies the d3 modules of node_modules into the site: each rule that
+    runs jupyter-book needs `npm ci` first, as make reads it (not as the Makefile's text says: a
+    variable used in a prerequisite before its definition is silently empty)."""
+    rules = _database()
+    for target in ("_build/.html-built", "_build/pdf/positional-encoding-course.pdf", "test"):
+        assert "node_modules/.installed" in rules[target], f"{target}: {rules[target]}"
+
+
+def test_variables_of_prerequisites_are_defined_above_their_rule():
+    """make expands a rule's prerequisites when it reads the rule: a variable defined further
+    down is empty there, without a warning."""
+    defined, late = set(), []
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    for number, line in enumerate(lines, 1):
+        assignment = re.match(r"^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*[:?+]?=", line)
+        if assignment:
+            defined.add(assignment.group(1))
+        elif not line.startswith("\t") and re.match(r"^[^#\s].*?:", line):
+            prerequisites = line.split(":", 1)[1]
+            late += [f"line {number}: $({name})" for name in
+                     re.findall(r"\$\(([A-Z_][A-Z0-9_]*)\)", prerequisites) if name not in defined]
+    assert not late, "used in a prerequisite before its definition: " + ", ".join(late)
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_every_make_target_called_exists_in_the_makefile():
     commands = [cmd for job in JOBS for cmd in _runs(job)] + [CI_RUN] + [
