@@ -7,6 +7,10 @@ would allow other groupings, but pytest-xdist 3.8 cannot rename the tests of pyt
 group, so it spreads a group's tests over the workers.) The slowest files are collected first,
 so that they start first.
 
+The resolution of requirements.txt for every platform (tests/test_requirements.py) starts in the
+background as the run starts, when the run includes that file (it waits for the package index
+and needs no CPU meanwhile).
+
 Skips that leave a part of the project untested say so in the last lines of the run, with the
 command that enables them: the browser tests without a browser (tests/browsers.py), the
 resolution of requirements.txt without the package index (tests/test_requirements.py).
@@ -120,6 +124,44 @@ class PortableKernels:
 
 def pytest_configure(config):
     config.pluginmanager.register(PortableKernels(), "posenc-portable-kernels")
+    _start_resolutions(config)
+
+
+# The resolution of requirements.txt for every platform (tests/test_requirements.py) waits a
+# minute or more for the package index and uses almost no CPU: the main process (pytest's, or
+# pytest-xdist's controller, before it starts the workers) starts it in the background when the
+# run includes that file, and the workers' fixture reads its results (POSENC_RESOLUTIONS).
+RESOLUTIONS = "tests/test_requirements.py"
+
+
+def _start_resolutions(config):
+    if hasattr(config, "workerinput") or "POSENC_RESOLUTIONS" in os.environ:
+        return
+    wanted = ROOT / RESOLUTIONS
+    paths = [(Path(config.invocation_params.dir) / arg.split("::")[0]).resolve()
+             for arg in config.args]
+    if not any(wanted == path or path in wanted.parents for path in paths):
+        return
+    import tempfile
+
+    from test_requirements import start_in_background
+
+    (ROOT / "_build").mkdir(exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="resolutions-", dir=ROOT / "_build")
+    config._posenc_resolutions = start_in_background(folder), folder
+    os.environ["POSENC_RESOLUTIONS"] = f"{config._posenc_resolutions[0].pid}:{folder}"
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "_posenc_resolutions"):
+        import shutil
+
+        from test_requirements import stop_background
+
+        process, folder = config._posenc_resolutions
+        stop_background(process)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop("POSENC_RESOLUTIONS", None)
 
 
 def run_make(*arguments):

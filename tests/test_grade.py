@@ -239,10 +239,13 @@ def test_a_loop_costs_its_question_only(autograder):
     nbformat.write(_with_q3(solution, "def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
                             "    while True:\n        pass\n"), submissions / "gina.ipynb")
     start = time.monotonic()
-    # The per-cell limit leaves room for the setup cell, which imports Otter (about 5 s of CPU,
-    # more while other tests load the machine): 4 s cut it short once in CI.
+    # Graded as make grade does (--given): the handed-out set-up cell (Otter's import, about 5 s
+    # of CPU under load) and self-checks are not run, so every cell left takes well under a
+    # second and a short per-cell limit stops frank's loop soon. (Without --given, gina's
+    # self-check cells call her looping function too: each ran until the per-cell limit.)
     rows = _grade(zip_path, submissions, WORK / "grades-loops", "--timeout", "120",
-                  "--test-timeout", "3", "--cell-timeout", "15")
+                  "--test-timeout", "3", "--cell-timeout", "6",
+                  "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     assert time.monotonic() - start < 120
     for student in ("frank", "gina"):
         row = rows[student]

@@ -19,12 +19,22 @@ The resolution needs the package index (PyPI, or UV_DEFAULT_INDEX). When it does
 the tests are skipped, with the reason in pytest's summary; POSENC_REQUIRE_INDEX=1 (set by
 .ci/run) turns that skip into a failure. `python tests/test_requirements.py` prints the table
 of the README's section "Your machine" (packages and download size per platform and Python).
+
+The twelve resolutions take a minute or more of waiting for the index and almost no CPU, so a
+run of the whole suite starts them in the background as it starts (tests/conftest.py calls
+start_in_background, which runs `python tests/test_requirements.py --resolve-into FOLDER` and
+names FOLDER in POSENC_RESOLUTIONS for the pytest-xdist workers): the other tests use the two
+cores meanwhile, and the fixture below reads FOLDER's results, waiting for them if need be.
+Without that variable (this file run on its own, say) the fixture resolves them itself.
 """
 
+import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -104,34 +114,90 @@ def summary(lock):
     return len(packages), size, {canonicalize_name(p["name"]): p.get("version") for p in packages}
 
 
+RESULTS = "results.json"  # what resolve_into writes, whole, when every resolution is done
+WAIT = 900  # seconds the fixture waits for the background resolutions
+
+
+def resolve_into(folder):
+    """Resolve requirements.txt for every platform and Python, side by side (uv spends most of
+    a resolution waiting for the index), and write folder/results.json: a list of
+    [platform, python, uv's exit status, the end of its error output, {name: version}]."""
+    folder = Path(folder)
+
+    def resolve_one(key):
+        lock = folder / f"{key[0]}-{key[1]}".replace(" ", "-") / "pylock.toml"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        run = resolve(*key, lock)
+        return [*key, run.returncode, run.stderr[-3000:],
+                summary(lock)[2] if run.returncode == 0 else {}]
+
+    keys = [(platform, python) for platform in PLATFORMS for python in SUPPORTED]
+    with ThreadPoolExecutor(len(keys)) as pool:
+        results = list(pool.map(resolve_one, keys))
+    temporary = folder / f"{RESULTS}.tmp"
+    temporary.write_text(json.dumps(results))
+    temporary.replace(folder / RESULTS)
+
+
+def start_in_background(folder):
+    """Start resolve_into(folder) in a process of its own (a session of its own, so that
+    stop_background ends it and its uv processes together); return the process."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with (Path(folder) / "stderr").open("w") as stderr:
+        return subprocess.Popen([sys.executable, __file__, "--resolve-into", str(folder)],
+                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+
+
+def stop_background(process):
+    """End the background resolution and its uv processes, if still running."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait()
+
+
+def _wait_for(folder, pid):
+    """The results resolve_into writes in folder, waiting for the process pid to write them."""
+    results, deadline = Path(folder) / RESULTS, time.monotonic() + WAIT
+    while not results.exists():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:  # ended without results: its error output says why
+            stderr = Path(folder) / "stderr"
+            pytest.fail("the background resolution ended without results:\n"
+                        + (stderr.read_text()[-3000:] if stderr.exists() else ""))
+        if time.monotonic() > deadline:
+            pytest.fail(f"the background resolution gave no results in {WAIT} s")
+        time.sleep(0.5)
+    return json.loads(results.read_text())
+
+
 @pytest.fixture(scope="module")
 def resolutions(tmp_path_factory):
-    """{(platform, python): (finished uv process, {name: version})}, resolved concurrently.
-
-    uv spends most of a resolution waiting for the index, so the twelve run side by side.
-    """
+    """{(platform, python): (uv's exit status, its error output, {name: version})}: the
+    resolutions started in the background with the run (POSENC_RESOLUTIONS names their folder
+    and process), or resolved here."""
     missing = _index_unreachable()
     if missing and REQUIRE_INDEX:
         pytest.fail(f"{missing}; POSENC_REQUIRE_INDEX=1 forbids skipping the resolution tests")
     if missing:
         pytest.skip(f"resolution tests skipped: {missing}")
-
-    def resolve_one(key):
-        lock = tmp_path_factory.mktemp("resolution") / "pylock.toml"
-        run = resolve(*key, lock)
-        return key, (run, summary(lock)[2] if run.returncode == 0 else {})
-
-    keys = [(platform, python) for platform in PLATFORMS for python in SUPPORTED]
-    with ThreadPoolExecutor(len(keys)) as pool:
-        return dict(pool.map(resolve_one, keys))
+    background = os.environ.get("POSENC_RESOLUTIONS")
+    if background:
+        pid, folder = background.split(":", 1)
+        results = _wait_for(folder, int(pid))
+    else:
+        folder = tmp_path_factory.mktemp("resolutions")
+        resolve_into(folder)
+        results = json.loads((folder / RESULTS).read_text())
+    return {(platform, python): (status, stderr, versions)
+            for platform, python, status, stderr, versions in results}
 
 
 @pytest.mark.parametrize("python", SUPPORTED)
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_requirements_resolve_from_wheels(resolutions, platform, python):
-    run, versions = resolutions[platform, python]
-    assert run.returncode == 0, f"requirements.txt does not resolve for {platform}, " \
-                                f"Python {python}:\n{run.stderr[-3000:]}"
+    status, stderr, versions = resolutions[platform, python]
+    assert status == 0, f"requirements.txt does not resolve for {platform}, Python {python}:\n{stderr}"
     environment = {**PLATFORMS[platform][2], "extra": ""}
     # Every pin that applies there, at its version: the same versions on every platform.
     for pin in _pins():
@@ -184,4 +250,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--resolve-into"]:
+        resolve_into(sys.argv[2])
+    else:
+        main()
