@@ -437,9 +437,11 @@ name = grade.assignment_name(Path(zip_path))
 tests = grade.read_tests(Path(zip_path))
 given = grade.given_cells(Path("student") / f"{name}.ipynb")
 scores = {}
-with tempfile.TemporaryDirectory() as work:  # graded as make grade does (tools/sealed.py)
+# Graded as make grade does (tools/sealed.py): one grader for the batch, a kernel per submission.
+with tempfile.TemporaryDirectory() as work, grade.Grader(Path(work)) as grader:
     for path in submissions:
-        result = grade.grade_one(path, Path(path), name, tests, Path(work), 600, given=given)
+        result = grade.grade_one(path, Path(path), name, tests, Path(work), 600, given=given,
+                                 grader=grader)
         assert result.scores, result.reason
         # The instructor's details by question; the errors of the notebook's own cells (a
         # section of their own) are added to every question's.

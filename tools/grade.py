@@ -6,11 +6,14 @@ Every ``*.ipynb`` under SUBMISSIONS_DIR is one student's submission; the student
 notebook's path relative to SUBMISSIONS_DIR without ``.ipynb`` (``alice/build-the-encoding``,
 or ``alice`` for ``alice.ipynb``). Each one is copied, under the assignment's own notebook name
 (so a renamed notebook is graded as if it had kept its name), into a private temporary folder
-of its own (only its notebook in it, removed as soon as it is graded) and graded by one
+of its own (only its notebook in it, removed as soon as it is graded) and graded sealed by a
 ``tools/sealed.py`` process: the notebook runs in a Jupyter kernel of its own, the autograder's
 tests (read from the zip once, before any submission runs) run in that grader process on the
-values the notebook's functions return (see ``tools/sealed.py``). ``--jobs`` of them run at a
-time (default: the machine's cores). Time limits, from the finest to the coarsest: a call of the
+values the notebook's functions return (see ``tools/sealed.py``). ``--jobs`` grader processes
+run at a time (default: the machine's cores), each grading one submission after another, every
+one in a new kernel: a grader imports Python's libraries and Otter once, not once per submission
+(about 2 s of CPU each), and is replaced by a new one after a submission it had to stop. Time
+limits, from the finest to the coarsest: a call of the
 student's code from a test that runs longer than ``--test-timeout`` seconds fails with "time
 limit" (and so does every later call of that question; the other questions are still graded),
 a cell that runs longer than ``--cell-timeout`` seconds is interrupted (the notebook goes on),
@@ -45,12 +48,14 @@ import ast
 import csv
 import json
 import os
+import queue
 import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -276,44 +281,109 @@ def _checks(cells: frozenset[str]) -> list[str]:
     return sorted(c for c in cells if "grader." in c or "import otter" in c)
 
 
-def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, str], block: list[str],
-                 timeout: float, test_timeout: float, cell_timeout: float,
+class Grader:
+    """A ``tools/sealed.py`` process that grades submissions one after another (each notebook in
+    a kernel of its own), started when first asked and again after one it had to stop; in a
+    private folder of its own under work (its working and temporary folder, removed by close)."""
+
+    def __init__(self, work: Path):
+        self.work, self.process = work, None
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="grader-", dir=self.work))  # mode 0700
+        self.stderr = (self.folder / "stderr").open("w+")
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("sealed.py"))], cwd=self.folder,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
+            env={**os.environ, "TMPDIR": str(self.folder)}, start_new_session=True)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True).start()
+
+    @staticmethod
+    def _read(stream, lines: queue.Queue) -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)  # the process closed its output: it ended
+
+    def ask(self, request: dict, timeout: float) -> dict:
+        """The process's answer to request, within timeout seconds. Raises TimeoutError (the
+        process was stopped, with its kernel) or RuntimeError (it ended: its last error)."""
+        if self.process is None:
+            self._start()
+        token = secrets.token_hex(16)  # marks the answer as this process's, to this request
+        try:
+            self.process.stdin.write(json.dumps({**request, "token": token}) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # it ended: the end of its output says why
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.001))
+            except queue.Empty:
+                self.close(stop=True)
+                raise TimeoutError(f"not finished after {timeout:g} s") from None
+            if line is None:
+                self.stderr.seek(0)
+                error = _last_error(self.stderr.read())
+                self.close()
+                raise RuntimeError(error)
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(answer, dict) and answer.get("token") == token:
+                return answer
+
+    def close(self, stop: bool = False) -> None:
+        """End the process (stop: at once, with its kernel; otherwise when it has read the end
+        of its input, or after 10 s) and remove its folder."""
+        if self.process is None:
+            return
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        if not stop:
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.process.poll() is None:
+            _stop(self.process)
+        self.stderr.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.process = None
+
+
+def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, str],
+                 block: list[str], timeout: float, test_timeout: float, cell_timeout: float,
                  skip: list[str]) -> dict | None:
-    """Grade notebook (in folder) with tools/sealed.py; the results in Otter's results.json
+    """Grade notebook with grader (tools/sealed.py); the results in Otter's results.json
     format, or None (grade.reason says why)."""
-    token = secrets.token_hex(16)
-    command = [sys.executable, str(Path(__file__).with_name("sealed.py")), str(notebook),
-               "--test-timeout", f"{test_timeout:g}", "--cell-timeout", f"{cell_timeout:g}",
-               *(f"--block={package}" for package in block)]
-    environment = {**os.environ, "TMPDIR": str(folder / "grader")}
-    process = subprocess.Popen(command, cwd=folder / "grader", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=environment, text=True,
-                               start_new_session=True)
-    request = json.dumps({"token": token, "tests": tests, "skip": skip})
+    request = {"notebook": str(notebook), "tests": tests, "skip": skip, "block": block,
+               "test_timeout": test_timeout, "cell_timeout": cell_timeout}
     try:
-        output, errors = process.communicate(request, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop(process)
+        answer = grader.ask(request, timeout)
+    except TimeoutError:
         grade.reason = (f"time limit: not finished after {timeout:g} s (an infinite loop the "
                         "per-test and per-cell limits could not stop?)")
         return None
-    answers = []
-    for line in output.splitlines():
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(answer, dict) and answer.get("token") == token:
-            answers.append(answer)
-    if process.returncode != 0 or len(answers) != 1:
-        grade.reason = f"the grader failed: {_last_error(errors or output)}"
+    except RuntimeError as error:
+        grade.reason = f"the grader failed: {error}"
         return None
-    if "error" in answers[0]:
-        grade.reason = f"the grader failed: {answers[0]['error'][:300]}"
+    if "error" in answer:
+        grade.reason = f"the grader failed: {answer['error'][:300]}"
         return None
-    questions = answers[0]["questions"]
+    questions = answer["questions"]
     public = "\n".join(q["public"] for q in questions.values())
-    errors = [str(e) for e in answers[0].get("errors", [])]
+    errors = [str(e) for e in answer.get("errors", [])]
     return {"tests": [{"name": "Public Tests", "output": public}] + [
         {"name": name, "score": q["score"], "max_score": q["possible"], "output": q["output"]}
         for name, q in questions.items()] + ([{"name": "Errors in the notebook's cells", "output":
@@ -322,10 +392,15 @@ def grade_sealed(grade: Grade, notebook: Path, folder: Path, tests: dict[str, st
 
 def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], work: Path,
               timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
-              keep: Path | None = None, given: frozenset[str] = frozenset()) -> Grade:
-    """Grade one submission with tools/sealed.py in a private folder of its own (under work,
-    removed afterwards), within timeout seconds; tests: the autograder's, read from its zip
-    before any submission ran; keep receives its results.json."""
+              keep: Path | None = None, given: frozenset[str] = frozenset(),
+              grader: Grader | None = None) -> Grade:
+    """Grade one submission with grader (a new one, for it alone, if None) in a private folder
+    of its own (under work, removed afterwards), within timeout seconds; tests: the
+    autograder's, read from its zip before any submission ran; keep receives its results.json."""
+    if grader is None:
+        with Grader(work) as alone:
+            return grade_one(student, notebook, name, tests, work, timeout, test_timeout,
+                             cell_timeout, keep, given, alone)
     start = time.monotonic()
     grade = Grade(student)
     grade.reason = check_notebook(notebook)
@@ -335,10 +410,9 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
     folder = Path(tempfile.mkdtemp(prefix="submission-", dir=work))  # mode 0700
     try:
         (folder / "notebook").mkdir()   # the kernel's folder: the notebook alone
-        (folder / "grader").mkdir()     # the grader's temporary files
         copy = folder / "notebook" / f"{name}.ipynb"
         shutil.copyfile(notebook, copy)
-        report = grade_sealed(grade, copy, folder, tests, ABSENT.get(name, []), timeout,
+        report = grade_sealed(grade, copy, grader, tests, ABSENT.get(name, []), timeout,
                               test_timeout, cell_timeout, _checks(given))
         if report is not None:
             read_results(grade, report)
@@ -414,12 +488,25 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
     tests = read_tests(zip_path)  # once, before any submission runs
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         work = Path(scratch)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            grades = list(pool.map(
-                lambda item: grade_one(item[0], item[1], name, tests, work, timeout,
-                                       test_timeout, cell_timeout,
-                                       keep=output / "results" / item[0], given=handed_out),
-                found.items()))
+        graders: queue.Queue = queue.Queue()  # one per job, each used by one job at a time
+        for _ in range(jobs):
+            graders.put(Grader(work))
+
+        def one(item):
+            grader = graders.get()
+            try:
+                return grade_one(item[0], item[1], name, tests, work, timeout, test_timeout,
+                                 cell_timeout, keep=output / "results" / item[0],
+                                 given=handed_out, grader=grader)
+            finally:
+                graders.put(grader)
+
+        try:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                grades = list(pool.map(one, found.items()))
+        finally:
+            while not graders.empty():
+                graders.get().close()
     write_outputs(grades, output)
     return grades
 

@@ -1,13 +1,14 @@
-"""Grade one submission with its code and its grader in two processes: data crosses, code does not.
+"""Grade submissions with their code and their grader in two processes: data crosses, code does not.
 
-    python tools/sealed.py NOTEBOOK [--test-timeout S] [--cell-timeout S] [--block PACKAGE ...]
-                           < request.json > results.json
+    python tools/sealed.py < requests (one JSON line each) > answers (one JSON line each)
 
-This process is the *grader*: it reads from its standard input the autograder's test files
-(Otter-Grader's exception-based format, ``tests/qN.py`` in the zip, which ``grade.py`` read from
-the zip once, before any submission ran), then starts a Jupyter kernel for
-the *submission* (``nbclient``), in the notebook's folder, runs the notebook's code cells there,
-and runs the tests here. A test asks for the student's names (``def test_q2(positional_encoding_loop)``)
+This process is the *grader*: for each request it reads from its standard input (a notebook and
+the autograder's test files: Otter-Grader's exception-based format, ``tests/qN.py`` in the zip,
+which ``grade.py`` read from the zip once, before any submission ran), it starts a Jupyter
+kernel for that *submission* (``nbclient``), in the notebook's folder, runs the notebook's code
+cells there, and runs the tests here; then it shuts that kernel down and answers, and reads the
+next request, until its input ends. Each submission gets a new kernel; the grader's own imports
+(Otter, nbclient, the reference package) are made once for all of them. A test asks for the student's names (``def test_q2(positional_encoding_loop)``)
 and receives stand-ins: a value that is data (numbers, strings, NumPy arrays, PyTorch tensors,
 lists, tuples and dicts of those) is copied here; a function or any other object (a class, a
 module and its methods) stays in the kernel and is called from here, its arguments sent as data
@@ -22,24 +23,27 @@ function itself: a test sends the source of a helper of its own to the kernel an
 with the function (``run_in_kernel``, the stand-in's method). That check runs in the submission's
 process, so code written to deceive it can; the values a function returns cannot.
 
-``--block posenc`` makes the package absent from the kernel: its import (by any statement,
+``"block": ["posenc"]`` makes the package absent from the kernel: its import (by any statement,
 ``importlib`` or ``__import__``) raises "posenc is not available while grading". The kernel finds
 a stand-in package of that name first on its path; a notebook that removes it from ``sys.path``,
 or loads the package's files by their path, gets past it (the review column of ``grade.py``
 flags such code).
 
-Time limits: a code cell of the notebook runs at most ``--cell-timeout`` seconds (then the
+Time limits: a code cell of the notebook runs at most ``cell_timeout`` seconds (then the
 kernel is interrupted and the next cell runs); one call of a student's function from a test at
-most ``--test-timeout`` seconds (then the test fails with "time limit", and so does every later
-call of the same question, at once). The caller (``grade.py``) stops this whole process if it
-runs longer than its own limit.
+most ``test_timeout`` seconds (then the test fails with "time limit", and so does every later
+call of the same question, at once). The caller (``grade.py``) stops this whole process, with
+the kernel, if a submission takes longer than its own limit, and starts a new grader for the
+next one.
 
-The request (standard input, JSON): ``{"token": ..., "tests": {path: source}, "skip": [cell
-sources not to run, the handed-out check cells]}``. The answer (standard output, one JSON line):
+A request (one line of standard input, JSON): ``{"token": ..., "notebook": path, "tests":
+{path: source}, "skip": [cell sources not to run, the handed-out check cells], "block":
+[packages], "test_timeout": s, "cell_timeout": s}``. Its answer (one line of standard output):
 ``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}, "errors": [...]}``
 (``output``: every test's result, hidden ones included, for the instructor; ``public``: the
 public tests' only; ``errors``: the errors the notebook's own cells raised, at most 20) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
-only this process and its caller know, marks the answer as this process's.
+only this process and its caller know (a new one per request), marks the answer as this
+process's answer to that request.
 
 This separates the code that is graded from the code that grades; it is not a sandbox. Both run
 under the same user account, so a notebook that reaches other processes of that account
@@ -350,20 +354,23 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebook", type=Path)
-    parser.add_argument("--test-timeout", type=float, default=30.0)
-    parser.add_argument("--cell-timeout", type=float, default=30.0)
-    parser.add_argument("--block", action="append", default=[])
-    args = parser.parse_args(argv)
-    request = json.loads(sys.stdin.read())
+    parser.parse_args(argv)
     out = sys.stdout
-    try:
-        results = grade(request["tests"], args.notebook.resolve(), test_timeout=args.test_timeout,
-                        cell_timeout=args.cell_timeout, block=args.block, skip=set(request.get("skip", ())))
-    except Exception as error:  # reported in the CSV, not as a traceback
-        results = {"error": f"{type(error).__name__}: {error}"}
-    out.write("\n" + json.dumps({"token": request.get("token"), **results}) + "\n")
-    out.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        token = None
+        try:
+            request = json.loads(line)
+            token = request.get("token")
+            results = grade(request["tests"], Path(request["notebook"]).resolve(),
+                            test_timeout=float(request.get("test_timeout", 30.0)),
+                            cell_timeout=float(request.get("cell_timeout", 30.0)),
+                            block=list(request.get("block", [])), skip=set(request.get("skip", ())))
+        except Exception as error:  # reported in the CSV, not as a traceback
+            results = {"error": f"{type(error).__name__}: {error}"}
+        out.write("\n" + json.dumps({"token": token, **results}) + "\n")
+        out.flush()
     return 0
 
 
