@@ -255,18 +255,21 @@ def test_a_loop_costs_its_question_only(autograder):
 
 
 def test_a_notebook_that_never_ends_is_stopped(autograder):
-    """A loop the per-cell limit cannot stop (the notebook ignores the alarm) hits the
-    notebook's time limit: 0, with the reason."""
+    """A loop the per-cell limit cannot stop (the notebook ignores the interrupt) hits the
+    notebook's time limit: 0, with the reason; its grader is stopped with it, and a new one
+    grades the next submission (one job: frank, then zed)."""
     zip_path, solution = autograder
     submissions = WORK / "looping"
     submissions.mkdir(parents=True)
-    forever = _with_q3(solution, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                       "while True:\n    pass\n")
+    forever = _with_q3(solution, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                       "while True:\n    time.sleep(0.1)\n")
     nbformat.write(forever, submissions / "frank.ipynb")
+    nbformat.write(solution, submissions / "zed.ipynb")
     start = time.monotonic()
-    rows = _grade(zip_path, submissions, WORK / "grades-looping", "--timeout", "8",
+    rows = _grade(zip_path, submissions, WORK / "grades-looping", "--timeout", "12", "--jobs", "1",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     assert time.monotonic() - start < 60
     assert rows["frank"]["total"] == "0"
-    assert rows["frank"]["reason"].startswith("time limit: not finished after 8 s")
+    assert rows["frank"]["reason"].startswith("time limit: not finished after 12 s")
     assert rows["frank"]["review"] == "signal"
+    assert rows["zed"]["total"] == rows["zed"]["possible"] == "7", rows["zed"]
