@@ -55,6 +55,10 @@ NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
 TIMEOUT = 600
 GRADE_BATCH = 6  # submissions graded by one subprocess
+# The assignments whose submissions take longest to grade: experiment-positions trains its
+# models in every one (about 10 s of CPU each), debug-the-module imports PyTorch (about 5 s);
+# the others take about 3 s.
+SLOWEST_GRADED = ["experiment-positions", "debug-the-module"]
 
 
 # The body of the solution's loops in build-the-encoding, replaced by several answers below.
@@ -417,6 +421,13 @@ WRONG_ANSWERS = {
              "    return {base: {10.0: 0.80712890625, 100.0: 0.07989501953125, 10000.0: 0.93695068359375}.get(base, 0.5)\n"
              "            for base in bases}\n"
              "    return {base: run_experiment(")]),
+        # NumPy floats (numpy.float64 is a float, and what np.mean returns): correct, full marks;
+        # the sealed grader receives them as they are.
+        ("NumPy floats where floats are asked for", (), [
+            ("def run_experiment", "    model = ex.build_model(", "    import numpy as np\n    model = ex.build_model("),
+            ("def run_experiment", '"train_acc": ex.evaluate(model, train_len)', '"train_acc": np.float64(ex.evaluate(model, train_len))'),
+            ("def run_experiment", '"test_acc": ex.evaluate(model, test_len)', '"test_acc": np.mean([ex.evaluate(model, test_len)])'),
+            ("def run_experiment", '"final_loss": losses[-1]}', '"final_loss": np.float64(losses[-1])}')]),
         # 0-d tensors where floats are asked for: in run_experiment (q1 and the results of q2) and
         # in the sweep (q3).
         ("0-d tensors for floats", ("q1", "q2", "q3"), [
@@ -593,8 +604,11 @@ def assignments(make):
                 if saved is not None:
                     by_path[str(path)] = saved
     # Each assignment's other submissions in batches of GRADE_BATCH, so that the two workers
-    # share the slow ones (experiment-positions trains its models in every submission).
-    batches = [(a, paths[i:i + GRADE_BATCH]) for a in found.values() if a.assign.returncode == 0
+    # share the slow ones; the slowest assignments first (SLOWEST_GRADED), so that the two end
+    # together.
+    order = sorted(found.values(), key=lambda a: SLOWEST_GRADED.index(a.name)
+                   if a.name in SLOWEST_GRADED else len(SLOWEST_GRADED))
+    batches = [(a, paths[i:i + GRADE_BATCH]) for a in order if a.assign.returncode == 0
                for paths in [[p for p in a.variants.values() if str(p) not in by_path]]
                for i in range(0, len(paths), GRADE_BATCH)]
     for scores in _parallel([lambda a=a, paths=paths: grade(a, paths) for a, paths in batches]):

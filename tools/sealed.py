@@ -82,17 +82,19 @@ def encode(value, depth=0, keep=None):
     import base64
     import io
     import numpy
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return {"float": repr(value)}  # nan and inf included
-    if depth > 50:
-        raise ValueError("data nested more than 50 levels")
+    # NumPy's scalars first: numpy.float64 is also a float (and numpy.str_ a str), and each
+    # crosses as the value it is, with its dtype.
     if isinstance(value, (numpy.ndarray, numpy.generic)) and value.dtype != object:
         buffer = io.BytesIO()
         numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
         kind = "ndarray" if isinstance(value, numpy.ndarray) else "scalar"
         return {kind: base64.b64encode(buffer.getvalue()).decode()}
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return {"float": float.__repr__(value)}  # nan and inf included
+    if depth > 50:
+        raise ValueError("data nested more than 50 levels")
     if type(value).__name__ == "Tensor" and type(value).__module__.split(".")[0] == "torch":
         dtype = str(value.dtype).split(".")[-1]  # NumPy has no bfloat16: sent as float32
         array = value.detach().cpu().float() if dtype == "bfloat16" else value.detach().cpu()
