@@ -93,7 +93,7 @@ assignments: $(ASSIGNED)
 
 .SECONDEXPANSION:
 _build/assignments/%/.assigned: assignments/$$*/$$*.ipynb $$(wildcard assignments/$$*/*) $(ASSIGN_DEPS) | $(STAMP)
-	@echo "==> otter assign assignments/$*/$*.ipynb -> $(@D) (runs its tests: about half a minute)"
+	@echo "==> otter assign assignments/$*/$*.ipynb -> $(@D) (runs the master's tests: 5 to 15 s)"
 	rm -rf $(@D)
 	$(BIN)/otter assign assignments/$*/$*.ipynb $(@D)
 	touch $@
@@ -112,7 +112,7 @@ HTML_BUILT   := _build/.html-built
 PDF_PRINTED  := _build/pdf/.printed
 
 $(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
-	@echo "==> Building the website with Jupyter Book: every page the first time (about a minute),"
+	@echo "==> Building the website with Jupyter Book: every page the first time (about 10 s),"
 	@echo "    later only the pages that changed"
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
