@@ -54,7 +54,7 @@ MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.pa
 NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
 TIMEOUT = 600
-GRADE_BATCH = 6  # submissions graded by one subprocess
+GRADE_BATCH = 10  # submissions graded by one subprocess (and one grader: tools/grade.py)
 # The assignments whose submissions take longest to grade: experiment-positions trains its
 # models in every one (about 10 s of CPU each), debug-the-module imports PyTorch (about 5 s);
 # the others take about 3 s.
