@@ -155,13 +155,26 @@ def stop_background(process):
         process.wait()
 
 
+def _ended(pid):
+    """Whether the process pid has ended. It is the child of pytest's main process, which waits
+    for it only at the end of the run: until then an ended one is a zombie, which signals still
+    reach (so os.kill alone cannot tell; /proc can, where there is one)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 def _wait_for(folder, pid):
     """The results resolve_into writes in folder, waiting for the process pid to write them."""
     results, deadline = Path(folder) / RESULTS, time.monotonic() + WAIT
     while not results.exists():
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:  # ended without results: its error output says why
+        if _ended(pid) and not results.exists():  # ended without results: its error output says why
             stderr = Path(folder) / "stderr"
             pytest.fail("the background resolution ended without results:\n"
                         + (stderr.read_text()[-3000:] if stderr.exists() else ""))
