@@ -12,6 +12,7 @@ questions, no code, and their answers in a collapsed admonition.
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ MAIN_PATH_LIMIT = 30_000
 
 _spec = importlib.util.spec_from_file_location("prose_words", ROOT / "tools" / "prose_words.py")
 prose_words = importlib.util.module_from_spec(_spec)
+sys.modules["prose_words"] = prose_words  # dataclasses look their module up there
 _spec.loader.exec_module(prose_words)
 
 

@@ -1,29 +1,123 @@
-"""Words of prose per chapter of the main path (issue 24's measure).
+"""Words of prose per chapter of the main path, core and optional (issues 24 and 34).
 
 A chapter's prose is the text of its markdown cells with fenced blocks (```...```, directives
 included), display math ($$...$$) and inline math ($...$) removed; a word is a run of
-non-space characters. `python tools/prose_words.py` prints the count per main-path chapter
-(Foundations, Implementations, Going further in _toc.yml) and the total.
+non-space characters.
+
+A chapter's *core* is what a reader short of time reads: everything except its optional
+sections. A section is optional when its heading starts with "Optional: " (its subsections
+with it), and the exercises are practice, counted as optional too. Code cells belong to the
+section they stand in.
+
+A chapter's *time* is estimated from the same counts: reading at 150 words a minute plus one
+minute for each code cell (run it, read its output), rounded to 5 minutes; the time of the core
+counts the core only. Solving the exercises is extra.
+
+`python tools/prose_words.py` prints, per main-path chapter (Foundations, Implementations,
+Going further in _toc.yml), the core and optional words and both times, and the totals.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN_PATH_PARTS = ("Foundations", "Implementations", "Going further")
+OPTIONAL_PREFIX = "Optional: "
+PRACTICE_SECTIONS = ("Exercises",)
+WORDS_PER_MINUTE = 150
+MINUTES_PER_CODE_CELL = 1
+
+_HEADING = re.compile(r"^(#{1,6}) (.*)$")
+
+
+def _without_fences_and_math(text: str) -> str:
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    return re.sub(r"\$[^$\n]+\$", " ", text)
+
+
+def _cells(notebook: Path) -> list[dict]:
+    return json.loads(notebook.read_text(encoding="utf-8"))["cells"]
 
 
 def prose_words(notebook: Path) -> int:
     """Number of prose words in the markdown cells of ``notebook`` (a ``.ipynb`` path)."""
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    text = re.sub(r"```.*?```", " ", text, flags=re.S)
-    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
-    text = re.sub(r"\$[^$\n]+\$", " ", text)
-    return len(text.split())
+    text = "\n".join("".join(c["source"]) for c in _cells(notebook) if c["cell_type"] == "markdown")
+    return len(_without_fences_and_math(text).split())
+
+
+def is_optional_heading(title: str) -> bool:
+    """Whether a section with this heading text is optional (see the module's docstring)."""
+    return title.startswith(OPTIONAL_PREFIX) or title.strip() in PRACTICE_SECTIONS
+
+
+@dataclass
+class Counts:
+    """Prose words and code cells of one chapter, split into core and optional."""
+
+    core_words: int = 0
+    optional_words: int = 0
+    core_code: int = 0
+    optional_code: int = 0
+
+    @property
+    def core_minutes(self) -> int:
+        return _rounded(self.core_words / WORDS_PER_MINUTE + self.core_code * MINUTES_PER_CODE_CELL)
+
+    @property
+    def total_minutes(self) -> int:
+        words, code = self.core_words + self.optional_words, self.core_code + self.optional_code
+        return _rounded(words / WORDS_PER_MINUTE + code * MINUTES_PER_CODE_CELL)
+
+
+def _rounded(minutes: float) -> int:
+    return max(5, 5 * round(minutes / 5))
+
+
+def counts(notebook: Path) -> Counts:
+    """Core and optional words and code cells of ``notebook``, by the headings of its sections."""
+    found = Counts()
+    stack: list[tuple[int, bool]] = []  # (level, optional) of the enclosing headings
+
+    def optional_now() -> bool:
+        return bool(stack) and stack[-1][1]
+
+    for cell in _cells(notebook):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            if "remove-cell" not in cell.get("metadata", {}).get("tags", []):
+                if optional_now():
+                    found.optional_code += 1
+                else:
+                    found.core_code += 1
+            continue
+        if cell["cell_type"] != "markdown":
+            continue
+        segment: list[str] = []
+
+        def flush() -> None:
+            words = len(_without_fences_and_math("\n".join(segment)).split())
+            if optional_now():
+                found.optional_words += words
+            else:
+                found.core_words += words
+            segment.clear()
+
+        for line in re.sub(r"```.*?```", " ", source, flags=re.S).split("\n"):
+            heading = _HEADING.match(line)
+            if heading:
+                flush()
+                level, title = len(heading.group(1)), heading.group(2)
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, optional_now() or is_optional_heading(title)))
+            segment.append(line)
+        flush()
+    return found
 
 
 def main_path() -> list[Path]:
@@ -37,10 +131,18 @@ def main_path() -> list[Path]:
     return chapters
 
 
-if __name__ == "__main__":
-    total = 0
+def table() -> str:
+    """The core and optional words and times of every main-path chapter, and the totals."""
+    lines = [f"{'chapter':<18} {'core':>6} {'optional':>9} {'core min':>9} {'all min':>8}"]
+    total = Counts()
     for nb in main_path():
-        words = prose_words(nb)
-        total += words
-        print(f"{nb.stem:<18} {words:>6}")
-    print(f"{'main path':<18} {total:>6}")
+        c = counts(nb)
+        lines.append(f"{nb.stem:<18} {c.core_words:>6} {c.optional_words:>9} {c.core_minutes:>9} {c.total_minutes:>8}")
+        total.core_words += c.core_words
+        total.optional_words += c.optional_words
+    lines.append(f"{'main path':<18} {total.core_words:>6} {total.optional_words:>9}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table())
