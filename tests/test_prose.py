@@ -50,6 +50,46 @@ def test_the_main_path_is_at_most_30000_words(counts):
     assert sum(counts.values()) <= MAIN_PATH_LIMIT
 
 
+CORE_LIMIT = 12_000  # words of core prose over the whole main path: about 4 hours for a student
+
+
+@pytest.fixture(scope="module")
+def core_counts() -> dict:
+    print()
+    print(prose_words.table())
+    return {nb.stem: prose_words.counts(nb) for nb in prose_words.main_path()}
+
+
+def test_the_core_of_the_main_path_is_at_most_12000_words(core_counts):
+    core = sum(c.core_words for c in core_counts.values())
+    assert core <= CORE_LIMIT, f"{core} words of core prose on the main path, more than {CORE_LIMIT}"
+
+
+def test_every_main_path_chapter_has_a_core_and_optional_sections(core_counts):
+    without = [stem for stem, c in core_counts.items() if not (c.core_words and c.optional_words)]
+    assert without == []
+
+
+@pytest.mark.parametrize("notebook", prose_words.main_path(), ids=lambda p: p.stem)
+def test_every_main_path_chapter_states_its_estimated_times(notebook):
+    c = prose_words.counts(notebook)
+    assert prose_words.stated_times(notebook) == (c.core_minutes, c.total_minutes), (
+        "the time line under the title is missing or out of date: run `python tools/prose_words.py --write`")
+
+
+# Headings count as words ("#" too); _notebook() ends the notebook with one code cell.
+@pytest.mark.parametrize("markdown, core, optional, optional_code", [
+    ("# T\n\none two\n\n## A\n\nthree\n\n## Optional: B\n\nfour five\n\n### C\n\nsix\n\n## D\n\nseven",
+     10, 8, 0),
+    ("# T\n\n## Exercises\n\none two three\n\n## Check your understanding\n\nfour", 7, 5, 0),
+    ("# T\n\n```python\n# not a heading\n```\n\n## Optional: X\n\none", 2, 4, 1),
+])
+def test_optional_sections_are_counted_apart(tmp_path, markdown, core, optional, optional_code):
+    c = prose_words.counts(_notebook(tmp_path, markdown))
+    assert (c.core_words, c.optional_words, c.optional_code, c.core_code) == (core, optional, optional_code,
+                                                                             1 - optional_code)
+
+
 def _notebook(tmp_path: Path, *markdown: str) -> Path:
     cells = [{"cell_type": "markdown", "metadata": {}, "source": text} for text in markdown]
     cells.append({"cell_type": "code", "metadata": {}, "source": "one two three", "outputs": [],

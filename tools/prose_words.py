@@ -13,8 +13,10 @@ A chapter's *time* is estimated from the same counts: reading at 150 words a min
 minute for each code cell (run it, read its output), rounded to 5 minutes; the time of the core
 counts the core only. Solving the exercises is extra.
 
+Every main-path chapter states both times in a line under its title (``TIME_LINE``);
 `python tools/prose_words.py` prints, per main-path chapter (Foundations, Implementations,
-Going further in _toc.yml), the core and optional words and both times, and the totals.
+Going further in _toc.yml), the core and optional words and both times, and the totals;
+`python tools/prose_words.py --write` writes the time lines anew.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ WORDS_PER_MINUTE = 150
 MINUTES_PER_CODE_CELL = 1
 
 _HEADING = re.compile(r"^(#{1,6}) (.*)$")
+TIME_LINE = "**Time:** core {core} min · whole chapter {total} min ({{ref}}`how estimated <chapter-times>`)."
+_TIME_LINE = re.compile(r"^\*\*Time:\*\* core (\d+) min · whole chapter (\d+) min .*$", flags=re.M)
 
 
 def _without_fences_and_math(text: str) -> str:
@@ -120,6 +124,38 @@ def counts(notebook: Path) -> Counts:
     return found
 
 
+def stated_times(notebook: Path) -> tuple[int, int] | None:
+    """The (core, whole chapter) minutes that the chapter's time line states, or None."""
+    first = next(c for c in _cells(notebook) if c["cell_type"] == "markdown")
+    found = _TIME_LINE.search("".join(first["source"]))
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def write_time_line(notebook: Path) -> bool:
+    """Put the estimated times under the title of ``notebook``; True when the file changed.
+
+    The line itself is prose, so it is written until the estimate no longer moves."""
+    import nbformat
+
+    changed = False
+    for _ in range(3):
+        c = counts(notebook)
+        line = TIME_LINE.format(core=c.core_minutes, total=c.total_minutes)
+        nb = nbformat.read(notebook, as_version=4)
+        first = next(cell for cell in nb.cells if cell.cell_type == "markdown")
+        if _TIME_LINE.search(first.source):
+            source = _TIME_LINE.sub(line, first.source, count=1)
+        else:
+            title, _, rest = first.source.partition("\n")
+            source = f"{title}\n\n{line}\n{rest}"
+        if source == first.source:
+            return changed
+        first.source = source
+        nbformat.write(nb, notebook)
+        changed = True
+    return changed
+
+
 def main_path() -> list[Path]:
     """The main path's notebooks, in the order of ``_toc.yml``."""
     chapters, part = [], None
@@ -145,4 +181,10 @@ def table() -> str:
 
 
 if __name__ == "__main__":
+    import sys
+
+    if "--write" in sys.argv[1:]:
+        for nb in main_path():
+            if write_time_line(nb):
+                print(f"time line of {nb.relative_to(ROOT)} written")
     print(table())
