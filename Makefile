@@ -186,6 +186,7 @@ NBSTRIPOUT_ARGS := --keep-output --keep-count --keep-id --extra-keys "metadata.l
 
 strip: $(STAMP)
 	$(BIN)/nbstripout $(NBSTRIPOUT_ARGS) $(wildcard book/*.ipynb assignments/*/*.ipynb)
+	$(BIN)/python tools/fold_solutions.py $(wildcard book/*.ipynb)
 
 # The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed by
 # Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
