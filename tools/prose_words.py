@@ -1,6 +1,7 @@
 """Words of prose per chapter of the main path, core and optional (issues 24 and 34).
 
-A chapter's prose is the text of its markdown cells with fenced blocks (```...```, directives
+A chapter's prose is the text of its markdown cells (but those tagged remove-cell, which the
+website leaves out) with fenced blocks (```...```, directives
 included), display math ($$...$$) and inline math ($...$) removed; a word is a run of
 non-space characters.
 
@@ -48,9 +49,14 @@ def _cells(notebook: Path) -> list[dict]:
     return json.loads(notebook.read_text(encoding="utf-8"))["cells"]
 
 
+def _shown(cell: dict) -> bool:
+    """Whether the website shows the cell (a cell tagged remove-cell is for notebook readers)."""
+    return "remove-cell" not in cell.get("metadata", {}).get("tags", [])
+
+
 def prose_words(notebook: Path) -> int:
     """Number of prose words in the markdown cells of ``notebook`` (a ``.ipynb`` path)."""
-    text = "\n".join("".join(c["source"]) for c in _cells(notebook) if c["cell_type"] == "markdown")
+    text = "\n".join("".join(c["source"]) for c in _cells(notebook) if c["cell_type"] == "markdown" and _shown(c))
     return len(_without_fences_and_math(text).split())
 
 
@@ -92,12 +98,13 @@ def counts(notebook: Path) -> Counts:
 
     for cell in _cells(notebook):
         source = "".join(cell["source"])
+        if not _shown(cell):
+            continue
         if cell["cell_type"] == "code":
-            if "remove-cell" not in cell.get("metadata", {}).get("tags", []):
-                if optional_now():
-                    found.optional_code += 1
-                else:
-                    found.core_code += 1
+            if optional_now():
+                found.optional_code += 1
+            else:
+                found.core_code += 1
             continue
         if cell["cell_type"] != "markdown":
             continue

@@ -329,20 +329,28 @@ DRAW = {"table": (_draw_table, (8, 6.5)), "rotation": (_draw_rotation, (5.5, 5.5
         "dot": (_draw_dot, (9, 4)), "rope": (_draw_rope, (8, 4)), "focus": (_draw_focus, (8, 4))}
 
 
-def write_static_images(app):
-    """Draw each figure's default setting to <build>/posenc-explorer/posenc-explorer-NAME.png."""
+def still_png(name: str) -> bytes:
+    """The PNG of figure ``name`` at its default setting (also the still image of the notebooks:
+    tools/explorer_stills.py)."""
     from matplotlib.figure import Figure
 
+    draw, size = DRAW[name]
+    fig = Figure(figsize=size, layout="constrained")
+    draw(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def write_static_images(app):
+    """Draw each figure's default setting to <build>/posenc-explorer/posenc-explorer-NAME.png."""
     folder = image_dir(app)
     folder.mkdir(parents=True, exist_ok=True)
-    for name, (draw, size) in DRAW.items():
-        fig = Figure(figsize=size, layout="constrained")
-        draw(fig)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    for name in DRAW:
+        png = still_png(name)
         path = folder / f"posenc-explorer-{name}.png"
-        if not path.exists() or path.read_bytes() != buffer.getvalue():
-            path.write_bytes(buffer.getvalue())
+        if not path.exists() or path.read_bytes() != png:
+            path.write_bytes(png)
 
 
 def colormap_script() -> str:
