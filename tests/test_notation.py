@@ -67,7 +67,7 @@ SYMBOLS = forbidden_symbols(NOTATION.read_text(encoding="utf-8"))
 
 
 def test_the_notation_page_lists_the_symbols_of_issue_24():
-    assert {r"\Delta", "s_h", "R_i(", r"\mathbf{k}", "h_t", "h_{pos}"} <= set(SYMBOLS)
+    assert {r"\Delta", "s_h", "R_i(", r"\mathbf{u}", r"\mathbf{b}_", "h_t", "h_{pos}"} <= set(SYMBOLS)
 
 
 def test_no_page_uses_a_symbol_the_notation_rules_out():
@@ -78,10 +78,11 @@ def test_no_page_uses_a_symbol_the_notation_rules_out():
     (r"a shift $\Delta = n - m$", True),
     (r"$$s_{mn} - s_h |m - n|$$", True),
     (r"the block $R_i(k)$", True),
-    (r"a key $\mathbf{k}_n$", True),
+    (r"a key $\mathbf{u}_n$", True),
+    (r"a key $\mathbf{k}_n$", False),
     (r"the state $h_{pos}$ of an RNN", True),
     (r"with $k = n - m$ and $\beta_h$", False),
-    (r"$s_{hm}$ and $\mathbf{u}_n$ and $M_k^{(i)}$", False),
+    (r"$s_{hm}$ and $\mathbf{k}_n$ and $M_k^{(i)}$", False),
     (r"Delta and s_h outside math", False),
     ("```{math}\nR_{i}(k)\n```", True),
 ])
