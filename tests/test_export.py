@@ -4,7 +4,7 @@ Every module is built fresh for every path (no eager call first), traced or expo
 sequence length, then run at other lengths, past ``max_len`` included (rows computed in the
 graph), and compared with eager. These are the rows of issues 18 and 28 that concern PyTorch;
 the tests of the modules' own contracts (offsets, positions, layouts, checkpoints) are in
-test_pytorch.py and test_pytorch_relative.py.
+test_pytorch_<module>.py, one file per module of posenc.pytorch.
 
 Inductor compiles C++ (slow on two cores): one compilation serves every module
 (``test_inductor_fullgraph_dynamic``); graph breaks are counted with dynamo's own counters
