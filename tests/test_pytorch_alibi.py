@@ -106,6 +106,8 @@ def test_alibi_module_adds_to_scores_and_follows_a_kv_cache():
 @pytest.mark.parametrize("call, error, message", [
     (lambda: ALiBi(0), ValueError, "n_heads must be an integer >= 1, got 0"),
     (lambda: ALiBi(4, max_len=-1), ValueError, "max_len must be an integer >= 0, got -1"),
+    (lambda: ALiBi(4, 64), TypeError,
+     "ALiBi takes max_len as a keyword argument: write ALiBi(4, max_len=64), not ALiBi(4, 64)"),
     (lambda: ALiBi(4)(torch.zeros(3, 5, 5)), ValueError,
      "scores must have shape (..., n_heads, q_len, k_len) with n_heads=4, got shape (3, 5, 5)"),
     (lambda: ALiBi(4)(torch.zeros(4, 5)), ValueError,

@@ -82,6 +82,9 @@ def test_rotary_on_another_device():
     (lambda: RotaryEmbedding(8, layout="neox"), ValueError,
      "layout must be 'interleaved' or 'half', got 'neox'"),
     (lambda: RotaryEmbedding(8, base=-1.0), ValueError, "base must be a finite number > 1, got -1.0"),
+    (lambda: RotaryEmbedding(64, 128, layout="half"), TypeError,
+     "RotaryEmbedding takes max_len as a keyword argument: write RotaryEmbedding(64, max_len=128, "
+     "layout='half'), not RotaryEmbedding(64, 128, layout='half')"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8), torch.zeros(3, 6)), ValueError,
      "k's last dimension is 6 but head_dim=8; they must be equal"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8, dtype=torch.int64), torch.zeros(3, 8)), TypeError,

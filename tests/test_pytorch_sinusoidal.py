@@ -204,6 +204,13 @@ def test_constructor_errors(kwargs, error, message):
         PositionalEncoding(**kwargs)
 
 
+def test_max_len_by_position_says_what_to_write():
+    with pytest.raises(TypeError, match=exactly(
+            "PositionalEncoding takes max_len as a keyword argument: write "
+            "PositionalEncoding(64, max_len=128), not PositionalEncoding(64, 128)")):
+        PositionalEncoding(64, 128)
+
+
 # --- batch_first=False: the layout of torch.nn.Transformer and of PyTorch's tutorial -------------
 
 
@@ -272,7 +279,7 @@ def test_checkpoint_with_the_tutorials_table_loads_strictly(layout, max_len):
     d_model = state["0.weight"].shape[0]
     shape = (max_len, 1, d_model) if layout == "tutorial" else (1, max_len, d_model)
     assert tuple(state["1.pe"].shape) == shape
-    model = torch.nn.Sequential(torch.nn.Linear(d_model, d_model), PositionalEncoding(d_model, 100))
+    model = torch.nn.Sequential(torch.nn.Linear(d_model, d_model), PositionalEncoding(d_model, max_len=100))
     result = model.load_state_dict(state, strict=True)
     assert result.missing_keys == [] and result.unexpected_keys == []
     torch.testing.assert_close(model[0].weight, state["0.weight"], rtol=0, atol=0)
@@ -295,20 +302,20 @@ def test_checkpoint_with_the_tutorials_table_loads_strictly(layout, max_len):
 def test_checkpoint_with_another_table_names_what_differs(change, message):
     state = tutorial_state()
     state["1.pe"] = change(state["1.pe"])
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, 100))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, max_len=100))
     with pytest.raises(RuntimeError, match=re.escape(message)):
         model.load_state_dict(state, strict=True)
 
 
 def test_checkpoint_with_another_base_is_refused():
     state = tutorial_state()
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, 100, base=500.0))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, max_len=100, base=500.0))
     with pytest.raises(RuntimeError, match=re.escape("(d_model=8, base=500.0)")):
         model.load_state_dict(state)
 
 
 def test_own_checkpoints_still_have_no_table():
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, 100))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), PositionalEncoding(8, max_len=100))
     assert list(model.state_dict()) == ["0.weight", "0.bias"]
     model.load_state_dict(model.state_dict(), strict=True)
 

@@ -212,7 +212,7 @@ def test_last_exact_positions_are_accepted():
 
 
 @pytest.mark.parametrize("make", [lambda: PositionalEncoding(8, max_len=10),
-                                  lambda: LearnedPositionalEmbedding(10, 8)],
+                                  lambda: LearnedPositionalEmbedding(8, max_len=10)],
                          ids=["PositionalEncoding", "LearnedPositionalEmbedding"])
 @pytest.mark.parametrize("x, offset, error, message", [
     (torch.zeros(2, 5, 8, dtype=torch.int64), 0, TypeError, "x must be a floating-point "

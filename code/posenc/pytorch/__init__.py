@@ -15,7 +15,10 @@ tensor's dtype), so it equals the NumPy version. One module per scheme:
 - :mod:`posenc.pytorch._tables`: the machinery the modules share (cached tables per dtype
   and device, rows past them computed inside graphs; :data:`CACHE_SIZE`).
 
-The names below are the public API; import them from ``posenc.pytorch``.
+Every module takes ``max_len`` by keyword (``PositionalEncoding(d_model, max_len=...)``,
+``LearnedPositionalEmbedding(d_model, max_len=...)``); a positional one is a ``TypeError``
+that gives the call to write. The names below are the public API; import them from
+``posenc.pytorch``.
 """
 
 from ._tables import CACHE_SIZE

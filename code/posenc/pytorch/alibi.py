@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validate import check_int
+from .._validate import check_int, keyword_max_len
 from ..relative import alibi_bias as _numpy_alibi_bias
 from ..relative import alibi_slopes as _numpy_alibi_slopes
 from ._tables import _check_dtype, _concrete, _from_float64, _PositionTables, _static_shape
@@ -32,11 +32,11 @@ class ALiBi(_PositionTables):
 
     Args:
         n_heads: number of attention heads, an ``int >= 1``.
-        max_len: longest sequence prepared up front, an ``int >= 0`` (default 5000); it
-            grows in eager calls; inside ``torch.compile``, ``torch.export``,
-            ``torch.jit.trace`` and the ONNX exporters the bias at longer distances is
-            computed in the graph (``-slope * distance`` in float32, within two units in
-            the last place).
+        max_len: keyword only (``ALiBi(n_heads, max_len=...)``), the longest sequence
+            prepared up front, an ``int >= 0`` (default 5000); it grows in eager calls;
+            inside ``torch.compile``, ``torch.export``, ``torch.jit.trace`` and the ONNX
+            exporters the bias at longer distances is computed in the graph (``-slope *
+            distance`` in float32, within two units in the last place).
 
     Shapes:
         ``forward(scores)``: ``scores`` of shape ``(..., n_heads, q_len, k_len)``,
@@ -52,13 +52,15 @@ class ALiBi(_PositionTables):
     length in each.
 
     Raises:
-        TypeError, ValueError: bad constructor arguments or a bad input to :meth:`forward`.
+        TypeError, ValueError: bad constructor arguments (a positional ``max_len`` is a
+            ``TypeError`` saying what to write) or a bad input to :meth:`forward`.
 
     Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3; slopes
     from :func:`posenc.alibi_slopes`.
     """
 
-    def __init__(self, n_heads: int, max_len: int = 5000) -> None:
+    @keyword_max_len
+    def __init__(self, n_heads: int, *, max_len: int = 5000) -> None:
         self.n_heads = check_int("n_heads", n_heads, minimum=1)
         super().__init__(self.n_heads, max_len, 10000.0)  # base unused: no sinusoids
         self._slopes = _numpy_alibi_slopes(self.n_heads)
@@ -174,6 +176,6 @@ def alibi_bias(
         raise TypeError(
             f"seq_len is a traced size ({type(seq_len).__name__}): alibi_bias computes on the "
             f"host with NumPy and cannot follow a length that is only known when the graph "
-            f"runs; use the module posenc.pytorch.ALiBi(n_heads, max_len) in forward")
+            f"runs; use the module posenc.pytorch.ALiBi(n_heads, max_len=...) in forward")
     _check_dtype(dtype)
     return _from_float64(_numpy_alibi_bias(seq_len, n_heads), dtype, device)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .._validate import check_int
+from .._validate import check_int, keyword_max_len
 from ._tables import _check_sequence, _check_tensor_offset, _concrete, _tracing
 
 
@@ -18,9 +18,10 @@ class LearnedPositionalEmbedding(nn.Module):
     never saw in training keep their initial random values, so a longer input is an error.
 
     Args:
-        max_len: number of positions the table holds, an ``int >= 1``.
         d_model: width of the embeddings, an ``int >= 1``.
-        dropout: probability of the dropout applied to the sum, in ``[0, 1]``; active only
+        max_len: keyword only and required (``LearnedPositionalEmbedding(d_model,
+            max_len=...)``), the number of positions the table holds, an ``int >= 1``.
+        dropout: keyword only, probability of the dropout applied to the sum, in ``[0, 1]``; active only
             in training mode.
 
     Initialisation: normal with mean 0 and standard deviation 0.02, the N(0, 0.02) of
@@ -45,17 +46,20 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Raises:
         TypeError, ValueError: bad constructor arguments (``ValueError`` from ``nn.Dropout``
-            for a probability outside ``[0, 1]``), or a bad input to :meth:`forward`.
+            for a probability outside ``[0, 1]``; a positional ``max_len``, as in the old
+            order ``LearnedPositionalEmbedding(max_len, d_model)``, is a ``TypeError`` saying
+            what to write), or a bad input to :meth:`forward`.
 
     Source: Radford et al. 2018, "Improving Language Understanding by Generative
     Pre-Training" (GPT), section 4.1 (learned position embeddings instead of sinusoids);
     Devlin et al. 2019 (BERT), figure 2 (position embeddings summed with the token ones).
     """
 
-    def __init__(self, max_len: int, d_model: int, *, dropout: float = 0.0) -> None:
+    @keyword_max_len(first=True)  # the old order was (max_len, d_model)
+    def __init__(self, d_model: int, *, max_len: int, dropout: float = 0.0) -> None:
         super().__init__()
-        self.max_len = check_int("max_len", max_len, minimum=1)
         self.d_model = check_int("d_model", d_model, minimum=1)
+        self.max_len = check_int("max_len", max_len, minimum=1)
         self.embedding = nn.Embedding(self.max_len, self.d_model)
         nn.init.normal_(self.embedding.weight, mean=0.0, std=0.02)
         self.dropout = nn.Dropout(dropout)
@@ -110,5 +114,5 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.dropout(x + self.embedding(positions).to(x.dtype))
 
     def extra_repr(self) -> str:
-        return f"max_len={self.max_len}, d_model={self.d_model}"
+        return f"d_model={self.d_model}, max_len={self.max_len}"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
+from .._validate import keyword_max_len
 from ..relative import check_head_dim, check_layout
 from ._tables import _check_positions, _check_sequence, _PositionTables, _static_shape
 
@@ -42,10 +43,10 @@ class RotaryEmbedding(_PositionTables):
 
     Args:
         head_dim: width of each head's query and key vectors, an even ``int >= 2``.
-        max_len: number of positions computed up front, an ``int >= 0`` (default 5000);
-            it grows when needed in eager calls; inside ``torch.compile``,
-            ``torch.export``, ``torch.jit.trace`` and the ONNX exporters rows past it are
-            computed in the graph.
+        max_len: keyword only (``RotaryEmbedding(head_dim, max_len=...)``), the number of
+            positions computed up front, an ``int >= 0`` (default 5000); it grows when
+            needed in eager calls; inside ``torch.compile``, ``torch.export``,
+            ``torch.jit.trace`` and the ONNX exporters rows past it are computed in the graph.
         base: the constant of the frequencies (10000 in RoFormer), a finite ``float > 1``.
         layout: ``"interleaved"`` (default) or ``"half"``: which coordinates form a pair.
         axes: keyword only, the order of the axes of ``q`` and ``k``: ``"bhsd"`` (default,
@@ -86,14 +87,16 @@ class RotaryEmbedding(_PositionTables):
     ``2**-20 + pos * 2**-52`` of eager (see :mod:`posenc._digits`).
 
     Raises:
-        TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope`) or a bad
-            input to :meth:`rotate` / :meth:`forward`.
+        TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope`; a
+            positional ``max_len`` is a ``TypeError`` saying what to write) or a bad input to
+            :meth:`rotate` / :meth:`forward`.
 
     Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position
     Embedding", sections 3.2 and 3.4.2; the half layout from Black et al. 2022 (GPT-NeoX).
     """
 
-    def __init__(self, head_dim: int, max_len: int = 5000, *, base: float = 10000.0,
+    @keyword_max_len
+    def __init__(self, head_dim: int, *, max_len: int = 5000, base: float = 10000.0,
                  layout: str = "interleaved", axes: str = "bhsd") -> None:
         head_dim = check_head_dim("head_dim", head_dim)
         super().__init__(head_dim, max_len, base)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._validate import check_dropout, check_int, check_width
+from .._validate import check_dropout, check_int, check_width, keyword_max_len
 from ..encoding import positional_encoding as _numpy_positional_encoding
 from ._tables import (
     _check_batch, _check_dtype, _check_positions, _concrete, _from_float64, _PositionTables,
@@ -113,7 +113,8 @@ class PositionalEncoding(_PositionTables):
 
     Args:
         d_model: width of the embeddings, an ``int >= 1``.
-        max_len: number of positions computed up front, an ``int >= 0`` (at most
+        max_len: keyword only (``PositionalEncoding(d_model, max_len=...)``), the number of
+            positions computed up front, an ``int >= 0`` (default 5000, at most
             ``2**53``); it grows when needed in eager calls (read ``module.max_len`` for
             the current length). Inside ``torch.compile``, ``torch.export``,
             ``torch.jit.trace`` and the ONNX exporters rows past it are computed in the
@@ -156,17 +157,19 @@ class PositionalEncoding(_PositionTables):
     which TorchScript cannot type (TorchScript is deprecated).
 
     Raises:
-        TypeError, ValueError: bad constructor arguments (see :func:`positional_encoding`)
-            or a bad input to ``forward`` (see :meth:`forward`).
+        TypeError, ValueError: bad constructor arguments (see :func:`positional_encoding`;
+            a positional ``max_len`` is a ``TypeError`` saying what to write) or a bad input
+            to ``forward`` (see :meth:`forward`).
 
     Source: Vaswani et al. 2017, section 3.5 (encoding, and dropout on the sum in 5.4).
     """
 
+    @keyword_max_len
     def __init__(
         self,
         d_model: int,
-        max_len: int = 5000,
         *,
+        max_len: int = 5000,
         base: float = 10000.0,
         dropout: float = 0.0,
         batch_first: bool = True,
