@@ -44,7 +44,7 @@ WHEELHOUSE = Path(os.environ.get("POSENC_WHEELHOUSE", Path(sys.prefix) / "wheelh
 MODULE_EXTRAS = {**{m: {"torch"} for m in MODULES if m.startswith("pytorch/")},
                  "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
                  "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"}, "shipping.py": {"torch"},
-                 "foils.py": {"torch", "tensorflow"}}
+                 "foils.py": {"torch", "tensorflow"}, "reference.py": {"torch"}}
 
 
 def _offline_pip():
