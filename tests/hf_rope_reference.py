@@ -1,6 +1,6 @@
 # Vendored test reference: two functions of Hugging Face transformers, copied verbatim from
 # https://github.com/huggingface/transformers/blob/002272831fba584eb30dca9729c1be456836960a/src/transformers/models/llama/modeling_llama.py
-# (used only by tests/test_pytorch_relative.py, so that transformers is not a dependency).
+# (used only by tests/test_pytorch_rotary.py, so that transformers is not a dependency).
 #
 # Copyright 2022 EleutherAI and the HuggingFace Inc. team. All rights reserved.
 #

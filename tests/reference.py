@@ -1,4 +1,5 @@
-"""An independent reference for the tests: the formula evaluated with mpmath at 50 digits."""
+"""An independent reference for the tests: the formula evaluated with mpmath at 50 digits,
+and the small checks the test files share (the PyTorch ones import torch when called)."""
 
 import re
 
@@ -42,3 +43,23 @@ def assert_nearest(got, exact):
     for direction in (np.inf, -np.inf):
         neighbour = np.nextafter(got, np.full_like(got, direction))
         assert np.all(error <= np.abs(neighbour.astype(np.float64) - exact))
+
+
+def assert_nearest_torch(got, exact):
+    """Assert that every entry of the tensor ``got`` (any floating dtype, bfloat16 included) is
+    a value of its dtype nearest to the float64 tensor ``exact``: no neighbour is closer."""
+    import torch
+
+    error = (got.double() - exact).abs()
+    for direction in (float("inf"), float("-inf")):
+        neighbour = torch.nextafter(got, torch.full_like(got, direction))
+        assert torch.all(error <= (neighbour.double() - exact).abs())
+
+
+def randn(*shape, seed=0, dtype=None):
+    """A standard normal torch tensor of ``shape`` drawn from its own generator seeded with
+    ``seed`` (float32 unless ``dtype`` says otherwise); the global generator is untouched."""
+    import torch
+
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed),
+                       dtype=dtype or torch.float32)

@@ -304,12 +304,12 @@ WRONG_ANSWERS = {
              "# BEGIN SOLUTION NO PROMPT\nimport posenc.pytorch\n\n\n"
              "class PositionalEncoding(posenc.pytorch.PositionalEncoding):\n"
              "    def __init__(self, d_model, max_len=5000, dropout=0.0):\n"
-             "        super().__init__(d_model, max_len, dropout=dropout)\n\n\n"
+             "        super().__init__(d_model, max_len=max_len, dropout=dropout)\n\n\n"
              "class Unused(nn.Module):")]),
         ("wraps posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
             ("NO PROMPT", "self.dropout = nn.Dropout(dropout)",
              "self.dropout = nn.Dropout(dropout)\n        import posenc.pytorch\n"
-             "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len, dropout=dropout)"),
+             "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len=max_len, dropout=dropout)"),
             ("NO PROMPT", "return self.dropout(x)", "return self.reference(x - self.pe[:, offset : offset + x.size(1)].to(x.dtype), offset)")]),
         ("correct: exp/log frequencies, stacked pairs, a float32 table", (), [
             ("NO PROMPT", "omega = 10000.0 ** (-2 * (column // 2) / d_model)",

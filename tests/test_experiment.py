@@ -204,6 +204,11 @@ def test_build_errors():
         build_model("sinusoidal", "shift", base=0.0)
     with pytest.raises(TypeError, match="d_model must be an integer"):
         build_model("none", "shift", d_model=32.0)
+    with pytest.raises(TypeError, match=re.escape(
+            "TinyTransformer takes max_len as a keyword argument: write "
+            "TinyTransformer('learned', 'shift', max_len=64), not "
+            "TinyTransformer('learned', 'shift', 64)")):
+        ex.TinyTransformer("learned", "shift", 64)
 
 
 def test_forward_errors():

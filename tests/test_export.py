@@ -4,7 +4,7 @@ Every module is built fresh for every path (no eager call first), traced or expo
 sequence length, then run at other lengths, past ``max_len`` included (rows computed in the
 graph), and compared with eager. These are the rows of issues 18 and 28 that concern PyTorch;
 the tests of the modules' own contracts (offsets, positions, layouts, checkpoints) are in
-test_pytorch.py and test_pytorch_relative.py.
+test_pytorch_<module>.py, one file per module of posenc.pytorch.
 
 Inductor compiles C++ (slow on two cores): one compilation serves every module
 (``test_inductor_fullgraph_dynamic``); graph breaks are counted with dynamo's own counters
@@ -86,7 +86,7 @@ CASES = {
                             [[(2, 0)], [(2, 1)]]),
     "ALiBi": Case(lambda: ALiBi(4, max_len=MAX_LEN), lambda n: (randn(2, 4, n, n, seed=n),),
                   [[(2, 0), (3, 1)]], offset=False),
-    "LearnedPositionalEmbedding": Case(lambda: LearnedPositionalEmbedding(MAX_LEN, 8),
+    "LearnedPositionalEmbedding": Case(lambda: LearnedPositionalEmbedding(8, max_len=MAX_LEN),
                                        lambda n: (randn(2, n, 8, seed=n),), [[(1, 0)]],
                                        lengths=(3, 7, MAX_LEN), longest=MAX_LEN),  # no row past it
 }
@@ -148,7 +148,7 @@ class Block(torch.nn.Module):
         torch.manual_seed(0)
         self.pe = PositionalEncoding(8, max_len=MAX_LEN)
         self.pe_seq_first = PositionalEncoding(8, max_len=MAX_LEN, batch_first=False)
-        self.learned = LearnedPositionalEmbedding(64, 8)
+        self.learned = LearnedPositionalEmbedding(8, max_len=64)
         self.rotary = RotaryEmbedding(8, max_len=MAX_LEN, layout="half")
         self.alibi = ALiBi(2, max_len=MAX_LEN)
 
@@ -325,7 +325,7 @@ def test_numpy_alibi_bias_refuses_a_traced_length():
 
     message = ("seq_len is a traced size (SymInt): alibi_bias computes on the host with NumPy "
                "and cannot follow a length that is only known when the graph runs; use the "
-               "module posenc.pytorch.ALiBi(n_heads, max_len) in forward")
+               "module posenc.pytorch.ALiBi(n_heads, max_len=...) in forward")
     k_len = torch.export.Dim("k_len", max=MAX_LEN)
     with pytest.raises(TypeError, match=exactly(message)):
         torch.export.export(Model(), (torch.zeros(1, 4, 5, 5),),

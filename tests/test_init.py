@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import posenc
 
 
@@ -16,8 +18,12 @@ def test_public_names():
         assert getattr(posenc, name).__doc__
 
 
-def test_import_posenc_imports_no_framework():
-    code = ("import sys, posenc; "
-            "print(sorted(m for m in ('torch', 'tensorflow', 'keras', 'matplotlib') if m in sys.modules))")
+@pytest.mark.parametrize("module", ["posenc", "posenc.foils", "posenc.reference"])
+def test_import_imports_numpy_and_no_framework(module):
+    """posenc, and the modules of the book's comparison forms (naive or wrong versions, correct
+    reference forms), import NumPy only; their framework classes import their framework when
+    first accessed."""
+    code = (f"import sys, {module}; print(sorted(m for m in ('numpy', 'torch', 'tensorflow', "
+            "'keras', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.strip() == "['numpy']"

@@ -33,15 +33,18 @@ from dependencies import closure, declared, imported_modules, providers
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "code" / "posenc"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-MODULES = sorted(p.name for p in PACKAGE.glob("*.py"))
+#: The package's files, as paths inside it: "encoding.py", "pytorch/sinusoidal.py", ...
+MODULES = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
 VERSION = posenc.__version__
 FRAMEWORKS = ("torch", "tensorflow", "keras", "jax", "matplotlib")
 WHEELHOUSE = Path(os.environ.get("POSENC_WHEELHOUSE", Path(sys.prefix) / "wheelhouse"))
 # The extras each module needs beyond the base dependencies; a module not listed needs none.
 # bench.py times the PyTorch and Keras layers when they are installed and skips them otherwise.
-MODULE_EXTRAS = {"pytorch.py": {"torch"}, "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
+# Every module of the subpackage posenc.pytorch needs the extra [torch].
+MODULE_EXTRAS = {**{m: {"torch"} for m in MODULES if m.startswith("pytorch/")},
+                 "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
                  "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"}, "shipping.py": {"torch"},
-                 "foils.py": {"torch", "tensorflow"}}
+                 "foils.py": {"torch", "tensorflow"}, "reference.py": {"torch"}}
 
 
 def _offline_pip():

@@ -52,6 +52,13 @@ def test_tiny_attention_errors(kwargs, error, message):
         TinyAttention(**kwargs)
 
 
+def test_tiny_attention_takes_max_len_by_keyword():
+    with pytest.raises(TypeError, match="^" + re.escape(
+            "TinyAttention takes max_len as a keyword argument: write TinyAttention(16, 2, "
+            "max_len=64), not TinyAttention(16, 2, 64)") + "$"):
+        TinyAttention(16, 2, 64)
+
+
 def test_largest_difference():
     torch.manual_seed(0)
     model = TinyAttention().eval()

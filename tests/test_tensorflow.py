@@ -132,8 +132,8 @@ def test_numpy_pytorch_keras_agree(d_model, offset):
     exact = posenc.positional_encoding(300, d_model, offset=offset)
     results = {
         "numpy": posenc.positional_encoding(300, d_model, offset=offset, dtype=np.float32),
-        "pytorch": TorchPositionalEncoding(d_model, 100)(torch.zeros(300, d_model), offset).numpy(),
-        "keras": numpy_of(PositionalEncoding(100)(zeros((300, d_model)), offset=offset)),
+        "pytorch": TorchPositionalEncoding(d_model, max_len=100)(torch.zeros(300, d_model), offset).numpy(),
+        "keras": numpy_of(PositionalEncoding(max_len=100)(zeros((300, d_model)), offset=offset)),
     }
     for name, values in results.items():
         assert np.abs(values - exact).max() <= 1e-7, name
@@ -568,6 +568,13 @@ def test_unknown_width_or_rank_below_two_is_rejected(shape):
 def test_constructor_errors(kwargs, error, message):
     with pytest.raises(error, match=exactly(message)):
         PositionalEncoding(**kwargs)
+
+
+def test_max_len_by_position_says_what_to_write():
+    with pytest.raises(TypeError, match=exactly(
+            "PositionalEncoding takes max_len as a keyword argument: write "
+            "PositionalEncoding(max_len=50, dropout=0.1), not PositionalEncoding(50, dropout=0.1)")):
+        PositionalEncoding(50, dropout=0.1)
 
 
 def test_dropout_of_one_drops_everything():

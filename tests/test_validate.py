@@ -1,10 +1,19 @@
-"""posenc._validate: each check's accepted values, boundaries and exact messages."""
+"""posenc._validate: each check's accepted values, boundaries and exact messages, and
+keyword_max_len on every module and layer of the package that takes a max_len."""
 
+import copy
+import importlib
+import importlib.util
+import inspect
 import math
+import pickle
+import pkgutil
+import re
 
 import numpy as np
 import pytest
 
+import posenc
 from posenc._validate import (
     MAX_BYTES,
     MAX_POSITION,
@@ -16,6 +25,7 @@ from posenc._validate import (
     check_size,
     check_width,
     check_window,
+    keyword_max_len,
 )
 
 from reference import exactly
@@ -137,3 +147,128 @@ def test_check_position_range():
             f"positions must be < 2**53 = {2**53} (float64 holds every position below it "
             f"exactly), got a maximum of {2**53}")):
         check_position_range(0, 2**53)
+
+
+# --- keyword_max_len ------------------------------------------------------------------------------
+
+
+class Table:
+    """A stand-in module: ``Table(width, *, max_len=10, base=2.0)``."""
+
+    @keyword_max_len
+    def __init__(self, width, *, max_len=10, base=2.0):
+        """Docstring kept."""
+        self.width, self.max_len, self.base = width, max_len, base
+
+
+class OldFirst:
+    """A stand-in whose max_len came first: ``OldFirst(max_len, width)`` before."""
+
+    @keyword_max_len(first=True)
+    def __init__(self, width, *, max_len):
+        self.width, self.max_len = width, max_len
+
+
+def test_keyword_max_len_keeps_the_signature_and_the_calls():
+    assert str(inspect.signature(Table)) == "(width, *, max_len=10, base=2.0)"
+    assert inspect.getfullargspec(Table.__init__).kwonlyargs == ["max_len", "base"]
+    assert Table.__init__.__doc__ == "Docstring kept." and Table.__init__.__name__ == "__init__"
+    table = Table(4, max_len=3, base=5.0)
+    assert (table.width, table.max_len, table.base) == (4, 3, 5.0)
+    assert vars(pickle.loads(pickle.dumps(table))) == vars(copy.deepcopy(table)) == vars(table)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: Table(4, 3), "Table takes max_len as a keyword argument: write Table(4, max_len=3), "
+     "not Table(4, 3)"),
+    (lambda: Table(4, 3, base=5.0), "Table takes max_len as a keyword argument: write "
+     "Table(4, max_len=3, base=5.0), not Table(4, 3, base=5.0)"),
+    (lambda: OldFirst(512, 64), "OldFirst takes max_len as a keyword argument: write "
+     "OldFirst(64, max_len=512), not OldFirst(512, 64)"),
+    (lambda: Table(4, 3, 5.0), "Table takes 1 positional argument (width) and max_len and the "
+     "others by keyword, got 3: Table(4, 3, 5.0)"),
+    (lambda: Table(4, 3, max_len=3), "Table takes 1 positional argument (width) and max_len and "
+     "the others by keyword, got 2: Table(4, 3, max_len=3)"),
+])
+def test_keyword_max_len_says_what_to_write(call, message):
+    with pytest.raises(TypeError, match=exactly(message)):
+        call()
+
+
+def test_keyword_max_len_refuses_an_init_without_a_keyword_only_max_len():
+    with pytest.raises(TypeError, match=re.escape(
+            "keyword_max_len decorates an __init__ with a keyword-only max_len and no *args, got ")):
+        keyword_max_len(lambda self, width, max_len=10: None)
+
+
+#: Frameworks an optional module of the package imports; not installed in CI's NumPy-only job.
+FRAMEWORKS = {"torch", "keras", "tensorflow", "jax", "matplotlib"}
+#: The book's comparison forms: the foils re-create other sources' modules with their
+#: signatures, and the reference forms keep their code minimal, without argument checks.
+BOOK_FORMS = {"posenc.foils", "posenc.reference"}
+
+
+def _package_modules(package=posenc):
+    """Every module of the package (subpackages included) whose framework is installed."""
+    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        if info.name in BOOK_FORMS:
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] in FRAMEWORKS:
+                continue
+            raise
+        yield module
+        if info.ispkg:
+            yield from _package_modules(module)
+
+
+def _classes_with_max_len():
+    """{qualified name: class} of the package's public classes whose __init__ takes max_len."""
+    found = {}
+    for module in _package_modules():
+        for name, cls in vars(module).items():
+            if (isinstance(cls, type) and not name.startswith("_")
+                    and cls.__module__.split(".")[0] == "posenc"
+                    and "max_len" in inspect.signature(cls.__init__).parameters):
+                found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    return found
+
+
+WITH_MAX_LEN = _classes_with_max_len()
+
+
+@pytest.mark.parametrize("name", sorted(WITH_MAX_LEN))
+def test_every_module_and_layer_takes_max_len_by_keyword(name):
+    """max_len is keyword-only, and one positional argument too many (a positional max_len, as
+    the old signatures took it) is a TypeError that gives the keyword call with its values."""
+    cls = WITH_MAX_LEN[name]
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert {p.name: p.kind for p in parameters}["max_len"] is inspect.Parameter.KEYWORD_ONLY
+    positional = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    args = [8] * len(positional) + [16]  # two sizes for a module of one positional argument
+    given = ", ".join(map(str, args))
+    with pytest.raises(TypeError) as error:
+        cls(*args)
+    head = f"{cls.__name__} takes max_len as a keyword argument: write {cls.__name__}("
+    message = str(error.value)
+    assert message.startswith(head) and message.endswith(f"), not {cls.__name__}({given})")
+    wanted = message[len(head):message.index(f"), not {cls.__name__}(")].split(", ")
+    assert sorted(w.removeprefix("max_len=") for w in wanted) == sorted(given.split(", "))
+    assert sum(w.startswith("max_len=") for w in wanted) == 1
+
+
+def test_the_search_finds_the_frameworks_modules():
+    """The search cannot pass by finding nothing: with PyTorch and Keras installed, it finds
+    the sinusoidal module and layer of each (the NumPy-only job has neither)."""
+    expected = {"posenc.pytorch.sinusoidal.PositionalEncoding": "torch",
+                "posenc.pytorch.learned.LearnedPositionalEmbedding": "torch",
+                "posenc.pytorch.rotary.RotaryEmbedding": "torch",
+                "posenc.pytorch.alibi.ALiBi": "torch",
+                "posenc.tensorflow.PositionalEncoding": "keras"}
+    installed = {name for name, framework in expected.items()
+                 if importlib.util.find_spec(framework) is not None}
+    if not installed:
+        pytest.skip("neither PyTorch nor Keras is installed")
+    assert installed <= set(WITH_MAX_LEN)

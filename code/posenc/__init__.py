@@ -10,7 +10,9 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
 - ``posenc.attention``: softmax, causal mask, scaled dot-product attention and the four
   terms of a score with added positions (NumPy).
-- ``posenc.foils``: deliberately naive or wrong versions the course compares with.
+- ``posenc.reference``: correct reference forms the book compares with (the textbook
+  vectorized encoding, the buffered PyTorch module), not what the package ships.
+- ``posenc.foils``: naive or wrong versions of popular sources the course compares with.
 - ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
 - ``posenc.tensorflow``: a Keras 3 layer for any Keras backend (imports Keras; TensorFlow only
   when it is the backend).

@@ -3,10 +3,14 @@
 Each check either returns the value in a canonical Python type or raises a
 ``TypeError`` (wrong kind of value) or ``ValueError`` (right kind, wrong value)
 whose message names the argument, the value received and what was expected.
+:func:`keyword_max_len` makes the constructors of the modules and layers say how to pass
+``max_len``, which they take by keyword only.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import sys
@@ -157,3 +161,74 @@ def check_width(d_model: int, last_dim: int) -> None:
             f"input's last dimension is {last_dim} but this positional encoding "
             f"has d_model={d_model}; they must be equal"
         )
+
+
+def keyword_max_len(init=None, *, first: bool = False):
+    """Decorate an ``__init__`` whose ``max_len`` is keyword-only: a positional one is refused
+    with a message that says what to write.
+
+    For ``def __init__(self, d_model, *, max_len=5000, ...)``. A call with exactly one positional
+    argument too many, as the old signatures allowed (``PositionalEncoding(64, 128)``), raises
+    a ``TypeError`` that names the class and gives the call to write with the caller's values:
+    "PositionalEncoding takes max_len as a keyword argument: write PositionalEncoding(64,
+    max_len=128), not PositionalEncoding(64, 128)", where Python alone would say "takes 2
+    positional arguments but 3 were given". Every other call goes to ``__init__`` unchanged.
+
+    The wrapper keeps the name, the docstring and ``__wrapped__`` (:func:`functools.wraps`) and
+    carries the real signature as ``__signature__``, so :func:`inspect.signature` and
+    :func:`inspect.getfullargspec` (which Keras reads to build a layer's default config) show
+    ``max_len`` as keyword-only. Only construction is wrapped: ``forward`` and ``call``,
+    tracing and export, pickling and ``copy.deepcopy`` (which do not call ``__init__``) and
+    Keras ``from_config`` (keywords only) are unaffected.
+
+    Args:
+        init: the ``__init__`` function, when used as ``@keyword_max_len``.
+        first: keyword only; ``True`` if ``max_len`` came first in the old signature
+            (``LearnedPositionalEmbedding(max_len, d_model)``): the caller's first value is
+            then read as ``max_len`` in the suggested call.
+
+    Returns:
+        The wrapped ``__init__``; without ``init``, a decorator (``@keyword_max_len(first=True)``).
+
+    Raises:
+        TypeError: at decoration, if ``init`` has no keyword-only parameter ``max_len`` or takes
+            ``*args``; at construction, for a positional ``max_len`` (the message above) or
+            more positional arguments than that (the message lists what is positional).
+    """
+    if init is None:
+        return functools.partial(keyword_max_len, first=first)
+    signature = inspect.signature(init)
+    parameters = list(signature.parameters.values())[1:]  # without self
+    if (signature.parameters.get("max_len") is None
+            or signature.parameters["max_len"].kind is not inspect.Parameter.KEYWORD_ONLY
+            or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)):
+        raise TypeError(f"keyword_max_len decorates an __init__ with a keyword-only max_len and "
+                        f"no *args, got {init.__qualname__}{signature}")
+    positional = [p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                           inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    name = init.__qualname__.rsplit(".", 2)[-2]  # the class
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        if len(args) > len(positional):
+            raise TypeError(_positional_max_len_message(name, positional, args, kwargs, first))
+        return init(self, *args, **kwargs)
+
+    wrapper.__signature__ = signature
+    return wrapper
+
+
+def _positional_max_len_message(name: str, positional: list, args: tuple, kwargs: dict,
+                                first: bool) -> str:
+    """Why a call with ``args`` is refused, and the call to write instead when there is one."""
+    given = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    call = f"{name}({', '.join(given)})"
+    if len(args) == len(positional) + 1 and "max_len" not in kwargs:
+        max_len, others = (args[0], args[1:]) if first else (args[-1], args[:-1])
+        wanted = ([repr(a) for a in others] + [f"max_len={max_len!r}"]
+                  + [f"{k}={v!r}" for k, v in kwargs.items()])
+        return (f"{name} takes max_len as a keyword argument: write "
+                f"{name}({', '.join(wanted)}), not {call}")
+    takes = f"{len(positional)} positional argument" + ("" if len(positional) == 1 else "s")
+    return (f"{name} takes {takes}" + (f" ({', '.join(positional)})" if positional else "")
+            + f" and max_len and the others by keyword, got {len(args)}: {call}")

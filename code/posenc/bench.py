@@ -10,7 +10,7 @@ Rows:
 
 - loops / vectorized: :func:`posenc.positional_encoding_loop` against
   :func:`posenc.positional_encoding` (speed-up of the vectorized version).
-- textbook / posenc: the textbook NumPy form :func:`posenc.foils.textbook_encoding` (full
+- textbook / posenc: the textbook NumPy form :func:`posenc.reference.textbook_encoding` (full
   angle matrix, ``np.sin`` for the even columns, ``np.cos`` for the odd ones) against
   :func:`posenc.positional_encoding`, float32 output (speed-up of the angle-addition method).
 - PyTorch module / bare add: ``PositionalEncoding.forward`` against ``x + table[:seq_len]``
@@ -31,7 +31,7 @@ import timeit
 import numpy as np
 
 from .encoding import positional_encoding, positional_encoding_loop
-from .foils import textbook_encoding
+from .reference import textbook_encoding
 
 
 def ratio(a, b, repeat: int, number: int) -> tuple[float, float, float]:

@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_base, check_int
+from ._validate import check_base, check_int, keyword_max_len
 from .pytorch import LearnedPositionalEmbedding, PositionalEncoding, RotaryEmbedding, alibi_bias
 
 #: The positional encodings :func:`build_model` can wire in, by name.
@@ -188,7 +188,9 @@ class TinyTransformer(nn.Module):
       between two tokens but not which one comes first.
 
     Build it with :func:`build_model`, which seeds the initial weights; the arguments, their
-    defaults and the errors they raise are those of :func:`build_model` without ``seed``.
+    defaults and the errors they raise are those of :func:`build_model` without ``seed``. All
+    but ``encoding`` and ``task`` are keyword only: a third positional argument is a
+    ``TypeError`` whose message gives the keyword call (reading the value as ``max_len``).
     Attributes: ``encoding``, ``task``, ``d_model``, ``n_heads``, ``n_layers``, ``max_len``,
     ``base``.
 
@@ -204,6 +206,7 @@ class TinyTransformer(nn.Module):
     2019, section 2.3); the schemes' sources are given above.
     """
 
+    @keyword_max_len
     def __init__(self, encoding: str, task: str, *, d_model: int = 32, n_heads: int = 4,
                  n_layers: int = 1, max_len: int = 64, base: float = 10000.0) -> None:
         super().__init__()
@@ -225,9 +228,9 @@ class TinyTransformer(nn.Module):
         self.embed = nn.Embedding(N_SYMBOLS, d_model)
         self.position = None
         if encoding == "learned":
-            self.position = LearnedPositionalEmbedding(max_len, d_model)
+            self.position = LearnedPositionalEmbedding(d_model, max_len=max_len)
         elif encoding == "sinusoidal":
-            self.position = PositionalEncoding(d_model, max_len, base=base)
+            self.position = PositionalEncoding(d_model, max_len=max_len, base=base)
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base) if encoding == "rope" else None
         self.layers = nn.ModuleList(_Block(d_model, n_heads) for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)

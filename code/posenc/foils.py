@@ -1,33 +1,30 @@
-"""Foils: deliberately naive or wrong versions of the encoding, kept for comparison only.
+"""Foils: naive or wrong versions of the encoding, kept for comparison only.
 
 The course compares its implementations with what popular sources do. Each foil below
 re-creates, in our own code, the behaviour of one source (the arithmetic, the shapes and
-the flaws), so that a chapter, the benchmark or a test can show the difference side by
-side. Nothing here is used by the real implementations (:mod:`posenc.encoding`,
-:mod:`posenc.pytorch`, :mod:`posenc.tensorflow`), and nothing here should be pasted into
-a model: each docstring says what is wrong or different.
+the flaws), so that a chapter or a test can show the difference side by side. Nothing here
+is used by the real implementations (:mod:`posenc.encoding`, :mod:`posenc.pytorch`,
+:mod:`posenc.tensorflow`), and nothing here should be pasted into a model: each docstring
+says what is wrong or different. The correct forms the book also compares with (the textbook
+vectorized encoding, the buffered PyTorch module) are in :mod:`posenc.reference`.
 
 Importing this module imports NumPy only. The framework foils import their framework
 when first used: the functions import it inside their body, and the PyTorch classes
 (:class:`SnippetPositionalEncoding`, :class:`SeqFirstPositionalEncoding`,
-:class:`BufferedPositionalEncoding`, :class:`PlainAttributePositionalEncoding`) are
-created on first access of the attribute (a module-level ``__getattr__``, PEP 562), so
-``from posenc.foils import SnippetPositionalEncoding`` imports PyTorch at that moment.
+:class:`PlainAttributePositionalEncoding`) are created on first access of the attribute (a
+module-level ``__getattr__``, PEP 562), so ``from posenc.foils import
+SnippetPositionalEncoding`` imports PyTorch at that moment.
 
 Foils and what they imitate:
 
 - :func:`pair_loop_encoding`: the loop over pairs of Machine Learning Mastery
   (Saeed 2023): leaves the last column at zero for an odd ``d_model``.
-- :func:`textbook_encoding`: the textbook vectorized NumPy form: correct, but one
-  ``sin`` or ``cos`` per entry (the baseline of :mod:`posenc.bench`).
 - :func:`float32_div_term_parts`, :func:`float32_div_term_encoding`,
   :func:`float32_div_term_encoding_torch`: the ``div_term`` arithmetic of the common
   PyTorch snippet, with angles in float32.
 - :class:`SnippetPositionalEncoding`: the common PyTorch snippet's module.
 - :class:`SeqFirstPositionalEncoding`: the module of the official PyTorch
   ``nn.Transformer`` tutorial, sequence first.
-- :class:`BufferedPositionalEncoding`: our own table kept in a non-persistent buffer,
-  the usual design, to isolate what a buffer changes.
 - :class:`PlainAttributePositionalEncoding`: the table as a plain attribute, which
   ``.to()`` ignores.
 - :func:`add_table_without_batch_axis`: a sequence-first addition that forgot the
@@ -44,8 +41,6 @@ import math
 
 import numpy as np
 
-from .encoding import angular_frequencies
-
 __all__ = [
     "add_table_without_batch_axis",
     "float32_div_term_encoding",
@@ -53,16 +48,13 @@ __all__ = [
     "float32_div_term_parts",
     "gfg_like_table",
     "pair_loop_encoding",
-    "textbook_encoding",
     "tutorial_like_table",
-    "BufferedPositionalEncoding",
     "PlainAttributePositionalEncoding",
     "SeqFirstPositionalEncoding",
     "SnippetPositionalEncoding",
 ]
 
 _TORCH_CLASSES = (
-    "BufferedPositionalEncoding",
     "PlainAttributePositionalEncoding",
     "SeqFirstPositionalEncoding",
     "SnippetPositionalEncoding",
@@ -107,44 +99,6 @@ def pair_loop_encoding(seq_len: int, d_model: int, *, base: float = 10000.0,
             out[pos, 2 * i] = math.sin(pos * omega)
             out[pos, 2 * i + 1] = math.cos(pos * omega)  # IndexError if 2i + 1 == d_model
     return out
-
-
-def textbook_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, offset: int = 0,
-                      dtype=np.float64) -> np.ndarray:
-    """The textbook vectorized form: every angle at once, then one ``sin``/``cos`` per entry.
-
-    A ``(seq_len, 1)`` column of positions times a ``(1, n_pairs)`` row of angular
-    frequencies gives the ``(seq_len, n_pairs)`` angle matrix (broadcasting); ``np.sin``
-    of it fills the even columns and ``np.cos`` of its first ``d_model // 2`` columns the
-    odd ones. This is the form that tutorials teach (e.g. the NumPy functions of
-    GeeksforGeeks 2025 and ApX Machine Learning 2025, written per column or per pair) and
-    the one derived step by step in the chapter "Vectorized NumPy".
-
-    What is different: nothing in the values (within a few float64 rounding steps of
-    :func:`posenc.positional_encoding`, odd widths included, and the angles are float64
-    whatever ``dtype``); it is slower for long tables, because it evaluates one ``sin`` or
-    ``cos`` per entry and keeps the whole float64 angle matrix in memory, where
-    :func:`posenc.positional_encoding` uses the angle-addition identities. It has no
-    argument checks. :mod:`posenc.bench` times it as the baseline.
-
-    Args:
-        seq_len: number of positions (rows), an ``int >= 0``.
-        d_model: width (columns), an ``int >= 1``.
-        base: the constant of the formula (10000 in the paper), a ``float > 0``.
-        offset: position of the first row, an ``int >= 0``.
-        dtype: a NumPy floating-point dtype for the result.
-
-    Returns:
-        ``numpy.ndarray`` ``(seq_len, d_model)`` in ``dtype`` (computed in float64,
-        rounded once at the end).
-    """
-    positions = np.arange(offset, offset + seq_len, dtype=np.float64)[:, np.newaxis]
-    omega = angular_frequencies(d_model, base=base)[0::2][np.newaxis, :]
-    angles = positions * omega  # (seq_len, n_pairs)
-    table = np.empty((seq_len, d_model))
-    table[:, 0::2] = np.sin(angles)
-    table[:, 1::2] = np.cos(angles[:, : d_model // 2])
-    return table.astype(dtype, copy=False)
 
 
 def float32_div_term_parts(seq_len: int, d_model: int, *, offset: int = 0,
@@ -331,7 +285,6 @@ def float32_div_term_encoding_torch(seq_len: int, d_model: int, *, offset: int =
 @functools.cache
 def _torch_classes() -> dict:
     """Create the PyTorch foil classes (imports PyTorch); called once, on first access."""
-    import torch
     from torch import nn
 
     from .pytorch import positional_encoding as exact_table
@@ -393,32 +346,6 @@ def _torch_classes() -> dict:
         def forward(self, x):
             return self.dropout(x + self.pe[: x.shape[0]])
 
-    class BufferedPositionalEncoding(nn.Module):
-        """Our exact float32 table kept as a non-persistent buffer: the usual design.
-
-        Not from one source: it changes one thing only with respect to
-        :class:`posenc.pytorch.PositionalEncoding`, where the table lives. The table is
-        :func:`posenc.pytorch.positional_encoding` ``(max_len, d_model)`` in float32,
-        registered with ``register_buffer("pe", ..., persistent=False)`` as the snippet and
-        the PyTorch tutorial do (they keep theirs persistent); ``forward(x, offset=0)`` adds
-        ``pe[offset : offset + seq_len]`` converted to ``x``'s dtype.
-
-        What is different: the buffer follows the module, so ``.to(device)`` moves it, but
-        ``.half()`` rounds it to float16 for good (``.float()`` does not bring the digits
-        back), and every input gets the buffer's precision (a float64 input gets float32
-        values). No checks, no dropout, no growth.
-
-        Args: ``d_model`` (``int >= 1``), ``max_len`` (``int >= 0``).
-        Shapes: ``forward(x, offset=0)``: ``x`` ``(..., seq_len, d_model)``; same shape out.
-        """
-
-        def __init__(self, d_model, max_len):
-            super().__init__()
-            self.register_buffer("pe", exact_table(max_len, d_model), persistent=False)
-
-        def forward(self, x, offset=0):
-            return x + self.pe[offset : offset + x.shape[-2]].to(x.dtype)
-
     class PlainAttributePositionalEncoding(nn.Module):
         """The exact float32 table as a plain tensor attribute. Wrong.
 
@@ -439,7 +366,7 @@ def _torch_classes() -> dict:
             return x + self.pe[: x.shape[-2]]
 
     classes = [SnippetPositionalEncoding, SeqFirstPositionalEncoding,
-               BufferedPositionalEncoding, PlainAttributePositionalEncoding]
+               PlainAttributePositionalEncoding]
     return {cls.__name__: cls for cls in classes}
 
 

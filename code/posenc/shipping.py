@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 import torch
 from torch import nn
 
-from ._validate import check_int
+from ._validate import check_int, keyword_max_len
 from .pytorch import ALiBi, PositionalEncoding, RotaryEmbedding
 
 
@@ -42,8 +42,9 @@ class TinyAttention(nn.Module):
         d_model: width of the input and output, an ``int >= 1`` divisible by ``n_heads``,
             with ``d_model / n_heads`` even (RoPE rotates pairs of columns). Default 16.
         n_heads: number of attention heads, an ``int >= 1``. Default 2.
-        max_len: rows of each module's table, an ``int >= 0``; longer inputs work too (the
-            modules compute their rows). Default 64.
+        max_len: keyword only (``TinyAttention(d_model, n_heads, max_len=...)``), rows of
+            each module's table, an ``int >= 0``; longer inputs work too (the modules compute
+            their rows). Default 64.
         seed: keyword only; an ``int``: the weights drawn from ``torch.manual_seed(seed)``
             (the same seed, the same weights; PyTorch's global generator is left as it was),
             or ``None`` (default): drawn from the global generator.
@@ -53,12 +54,14 @@ class TinyAttention(nn.Module):
         and dtype.
 
     Raises:
-        TypeError: an argument is not an integer.
+        TypeError: an argument is not an integer, or ``max_len`` is passed by position (the
+            message says what to write).
         ValueError: an argument is out of range, ``d_model`` is not divisible by
             ``n_heads``, or the head width is odd.
     """
 
-    def __init__(self, d_model: int = 16, n_heads: int = 2, max_len: int = 64, *,
+    @keyword_max_len
+    def __init__(self, d_model: int = 16, n_heads: int = 2, *, max_len: int = 64,
                  seed: int | None = None) -> None:
         super().__init__()
         d_model = check_int("d_model", d_model, minimum=1)
@@ -70,9 +73,9 @@ class TinyAttention(nn.Module):
         if seed is not None:
             seed = check_int("seed", seed)
         self.head_dim = d_model // self.n_heads
-        self.pos = PositionalEncoding(d_model, max_len)
-        self.rotary = RotaryEmbedding(self.head_dim, max_len)
-        self.alibi = ALiBi(self.n_heads, max_len)
+        self.pos = PositionalEncoding(d_model, max_len=max_len)
+        self.rotary = RotaryEmbedding(self.head_dim, max_len=max_len)
+        self.alibi = ALiBi(self.n_heads, max_len=max_len)
         with torch.random.fork_rng(devices=[], enabled=seed is not None):
             if seed is not None:
                 torch.manual_seed(seed)

@@ -23,6 +23,7 @@ from keras import ops  # noqa: E402
 
 from ._validate import (  # noqa: E402
     check_base, check_dropout, check_int, check_position_range, check_width, check_window,
+    keyword_max_len,
 )
 from ._digits import compose, digit_count, digit_steps, digit_table  # noqa: E402
 from .encoding import angular_frequencies, encoding_at, float32_round_to_odd  # noqa: E402
@@ -234,8 +235,8 @@ class PositionalEncoding(keras.layers.Layer):
     is refused.
 
     Args:
-        max_len: number of positions in the table, an ``int >= 0`` (at most ``2**53``);
-            it grows as above.
+        max_len: keyword only (``PositionalEncoding(max_len=...)``), the number of positions
+            in the table, an ``int >= 0`` (default 5000, at most ``2**53``); it grows as above.
         base: the constant of the formula (10000 in the paper), a finite ``float > 1``.
         dropout: rate of the dropout applied to the sum, a real number in ``[0, 1]``;
             active only when the layer is called with ``training=True`` (e.g. inside ``fit``).
@@ -260,13 +261,15 @@ class PositionalEncoding(keras.layers.Layer):
     ``"posenc>PositionalEncoding"``) load too.
 
     Raises:
-        TypeError, ValueError: bad constructor arguments, an input whose last
-            dimension is unknown, or a bad input to ``call`` (see :meth:`call`).
+        TypeError, ValueError: bad constructor arguments (a positional ``max_len`` is a
+            ``TypeError`` saying what to write), an input whose last dimension is unknown, or
+            a bad input to ``call`` (see :meth:`call`).
 
     Source: Vaswani et al. 2017, section 3.5 (encoding, and dropout on the sum in 5.4).
     """
 
-    def __init__(self, max_len: int = 5000, *, base: float = 10000.0, dropout: float = 0.0,
+    @keyword_max_len
+    def __init__(self, *, max_len: int = 5000, base: float = 10000.0, dropout: float = 0.0,
                  **layer_kwargs) -> None:
         super().__init__(**layer_kwargs)
         self.max_len = check_int("max_len", max_len)

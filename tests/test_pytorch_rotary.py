@@ -1,12 +1,5 @@
-"""posenc.pytorch, after sinusoids: LearnedPositionalEmbedding, RotaryEmbedding and alibi_bias.
-
-Each agrees with the NumPy version in posenc.relative and with an independent reference:
-the package rotary-embedding-torch for RoPE, the paper's slope rule written another way for
-ALiBi.
-"""
-
-import math
-import re
+"""posenc.pytorch.rotary: RotaryEmbedding, against posenc.rope (NumPy) and two independent
+references: the package rotary-embedding-torch and Hugging Face's apply_rotary_pos_emb."""
 
 import numpy as np
 import pytest
@@ -16,105 +9,10 @@ rotary_embedding_torch = pytest.importorskip("rotary_embedding_torch")
 
 import posenc  # noqa: E402
 import posenc.relative  # noqa: E402
-from posenc.pytorch import ALiBi, LearnedPositionalEmbedding, RotaryEmbedding, alibi_bias  # noqa: E402
+from posenc.pytorch import RotaryEmbedding  # noqa: E402
 
 from hf_rope_reference import apply_rotary_pos_emb  # noqa: E402
-
-
-def exactly(message):
-    return "^" + re.escape(message) + "$"
-
-
-def randn(*shape, seed=0, dtype=torch.float32):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
-
-
-# --- LearnedPositionalEmbedding ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("offset", [0, 3, 6])
-def test_learned_adds_its_rows(offset):
-    module = LearnedPositionalEmbedding(10, 8)
-    x = randn(2, 4, 8)
-    expected = x + module.embedding.weight[offset:offset + 4]
-    torch.testing.assert_close(module(x, offset=offset), expected, rtol=0, atol=0)
-
-
-@pytest.mark.parametrize("shape", [(5, 8), (3, 5, 8), (2, 3, 5, 8)])
-def test_learned_any_leading_dimensions(shape):
-    module = LearnedPositionalEmbedding(5, 8)
-    out = module(torch.zeros(shape))
-    assert out.shape == shape
-    torch.testing.assert_close(out.reshape(-1, 5, 8)[-1], module.embedding.weight.detach())
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
-def test_learned_keeps_the_input_dtype(dtype):
-    out = LearnedPositionalEmbedding(5, 8)(torch.zeros(2, 5, 8, dtype=dtype))
-    assert out.dtype == dtype
-
-
-def test_learned_past_max_len_is_an_error():
-    module = LearnedPositionalEmbedding(10, 8)
-    module(torch.zeros(1, 10, 8))  # exactly max_len positions: fine
-    module(torch.zeros(1, 1, 8), offset=9)
-    message = ("positions 8 to 10 (offset=8, seq_len=3) run past max_len=10: a learned "
-               "positional embedding has rows for positions 0 to 9 only")
-    with pytest.raises(ValueError, match=exactly(message)):
-        module(torch.zeros(1, 3, 8), offset=8)
-    with pytest.raises(ValueError, match="run past max_len=10"):
-        module(torch.zeros(1, 11, 8))
-
-
-def test_learned_rows_are_parameters_that_train():
-    torch.manual_seed(0)
-    module = LearnedPositionalEmbedding(10, 4)
-    assert list(module.state_dict()) == ["embedding.weight"]
-    module(torch.zeros(1, 3, 4), offset=2).sum().backward()
-    used = module.embedding.weight.grad.abs().sum(dim=1) > 0
-    assert used.tolist() == [False, False, True, True, True] + [False] * 5
-
-
-def test_learned_initialisation():
-    torch.manual_seed(0)
-    weight = LearnedPositionalEmbedding(1000, 100).embedding.weight
-    assert abs(weight.mean().item()) < 1e-3 and 0.0195 < weight.std().item() < 0.0205
-
-
-def test_learned_dropout_only_in_training_mode():
-    module = LearnedPositionalEmbedding(16, 64, dropout=0.5)
-    x = torch.ones(4, 16, 64)
-    torch.manual_seed(0)
-    assert (module.train()(x) == 0).any()
-    torch.testing.assert_close(module.eval()(x), x + module.embedding.weight)
-
-
-@pytest.mark.parametrize("x, offset, error, message", [
-    (torch.zeros(2, 5, 6), 0, ValueError, "x's last dimension is 6 but d_model=8; they must be equal"),
-    (torch.zeros(2, 5, 8, dtype=torch.int64), 0, TypeError,
-     "x must be a floating-point torch.Tensor of shape (..., seq_len, d_model), got Tensor of dtype "
-     "torch.int64"),
-    (np.zeros((2, 5, 8)), 0, TypeError,
-     "x must be a floating-point torch.Tensor of shape (..., seq_len, d_model), got ndarray"),
-    (torch.zeros(8), 0, ValueError,
-     "x must have shape (..., seq_len, d_model) with at least 2 dimensions, got shape (8,)"),
-    (torch.zeros(1, 5, 8), -1, ValueError, "offset must be an integer >= 0, got -1"),
-    (torch.zeros(1, 5, 8), 1.0, TypeError, "offset must be an integer, got float 1.0"),
-])
-def test_learned_forward_errors(x, offset, error, message):
-    with pytest.raises(error, match=exactly(message)):
-        LearnedPositionalEmbedding(10, 8)(x, offset=offset)
-
-
-@pytest.mark.parametrize("args, kwargs, error, message", [
-    ((0, 8), {}, ValueError, "max_len must be an integer >= 1, got 0"),
-    ((10, 0), {}, ValueError, "d_model must be an integer >= 1, got 0"),
-    ((10, 8.0), {}, TypeError, "d_model must be an integer, got float 8.0"),
-    ((10, 8), {"dropout": 1.5}, ValueError, "dropout probability has to be between 0 and 1, but got 1.5"),
-])
-def test_learned_constructor_errors(args, kwargs, error, message):
-    with pytest.raises(error, match=exactly(message)):
-        LearnedPositionalEmbedding(*args, **kwargs)
+from reference import exactly, randn  # noqa: E402
 
 
 # --- RotaryEmbedding: against posenc.rope ------------------------------------------------------
@@ -184,6 +82,9 @@ def test_rotary_on_another_device():
     (lambda: RotaryEmbedding(8, layout="neox"), ValueError,
      "layout must be 'interleaved' or 'half', got 'neox'"),
     (lambda: RotaryEmbedding(8, base=-1.0), ValueError, "base must be a finite number > 1, got -1.0"),
+    (lambda: RotaryEmbedding(64, 128, layout="half"), TypeError,
+     "RotaryEmbedding takes max_len as a keyword argument: write RotaryEmbedding(64, max_len=128, "
+     "layout='half'), not RotaryEmbedding(64, 128, layout='half')"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8), torch.zeros(3, 6)), ValueError,
      "k's last dimension is 6 but head_dim=8; they must be equal"),
     (lambda: RotaryEmbedding(8)(torch.zeros(3, 8, dtype=torch.int64), torch.zeros(3, 8)), TypeError,
@@ -237,76 +138,12 @@ def test_rotary_agrees_with_rotary_embedding_torch_in_float64(layout):
     assert (got[..., perm] - expected).abs().max().item() < 1e-11
 
 
-# --- alibi_bias ----------------------------------------------------------------------------------
-
-
-def papers_slopes(n_heads):
-    """Slopes written from the paper's description: for 2^a heads, the geometric sequence with
-    start and ratio 2^(-8/n); other counts take the power of two below and interpolate by
-    geometric means with the sequence for twice as many heads."""
-    def geometric(n):
-        start = 2.0 ** (-8.0 / n)
-        return [start * start ** h for h in range(n)]
-    below = 2 ** math.floor(math.log2(n_heads))
-    if below == n_heads:
-        return geometric(n_heads)
-    return geometric(below) + geometric(2 * below)[0::2][: n_heads - below]
-
-
-@pytest.mark.parametrize("n_heads", [1, 2, 3, 6, 8, 12, 16, 20, 32, 96])
-def test_alibi_bias_against_the_papers_slopes(n_heads):
-    bias = alibi_bias(10, n_heads, dtype=torch.float64)
-    distance = (torch.arange(10)[:, None] - torch.arange(10)[None, :]).abs()
-    expected = -torch.tensor(papers_slopes(n_heads), dtype=torch.float64)[:, None, None] * distance
-    torch.testing.assert_close(bias, expected, rtol=1e-14, atol=0)
-
-
-def test_alibi_bias_matches_numpy():
-    np.testing.assert_array_equal(alibi_bias(7, 5, dtype=torch.float64).numpy(), posenc.alibi_bias(7, 5))
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
-def test_alibi_bias_dtype_nearest_value(dtype):
-    exact = torch.from_numpy(posenc.alibi_bias(64, 12))
-    got = alibi_bias(64, 12, dtype=dtype)
-    assert got.dtype == dtype and got.shape == (12, 64, 64)
-    error = (got.double() - exact).abs()
-    for direction in (float("inf"), float("-inf")):
-        neighbour = torch.nextafter(got, torch.full_like(got, direction))
-        assert torch.all(error <= (neighbour.double() - exact).abs())
-
-
-def test_alibi_bias_as_an_attention_mask():
-    """scaled_dot_product_attention adds a float mask to q k^T / sqrt(d): softmax by hand agrees."""
-    q, k, v = (randn(2, 4, 6, 8, seed=s, dtype=torch.float64) for s in (9, 10, 11))
-    bias = alibi_bias(6, 4, dtype=torch.float64)
-    got = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8) + bias, dim=-1)
-    torch.testing.assert_close(got, weights @ v)
-
-
-def test_alibi_bias_device():
-    assert alibi_bias(4, 2, device="meta").device.type == "meta"
-
-
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"dtype": torch.int64}, TypeError, "dtype must be a floating-point torch.dtype, got torch.int64"),
-    ({"dtype": np.float32}, TypeError, "dtype must be a floating-point torch.dtype, got <class 'numpy.float32'>"),
-])
-def test_alibi_bias_errors(kwargs, error, message):
-    with pytest.raises(error, match=exactly(message)):
-        alibi_bias(4, 2, **kwargs)
-    with pytest.raises(ValueError, match=exactly("n_heads must be an integer >= 1, got 0")):
-        alibi_bias(4, 0)
-
-
 # --- Compilers ----------------------------------------------------------------------------------
 
 
 def test_torch_export():
     q = randn(2, 5, 8, seed=12)
-    learned, rotary = LearnedPositionalEmbedding(10, 8), RotaryEmbedding(8, layout="half")
-    torch.testing.assert_close(torch.export.export(learned, (q,)).module()(q), learned(q))
+    rotary = RotaryEmbedding(8, layout="half")
     exported = torch.export.export(rotary, (q, q)).module()  # before any call: tables built while tracing
     for got, expected in zip(exported(q, q), rotary(q, q)):
         torch.testing.assert_close(got, expected)
@@ -432,60 +269,3 @@ def test_rotary_axes_are_checked_where_the_shapes_allow():
     for bad, error in (("sbhd", ValueError), (2, TypeError)):
         with pytest.raises(error, match="axes must be 'bhsd'"):
             RotaryEmbedding(8, axes=bad)
-
-
-# --- ALiBi, the module ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("n_heads", [1, 3, 8, 12])
-@pytest.mark.parametrize("seq_len", [0, 1, 7, 40])
-def test_alibi_module_matches_the_numpy_reference(n_heads, seq_len):
-    module = ALiBi(n_heads, max_len=16)
-    assert_nearest(module.bias(seq_len).numpy(), posenc.alibi_bias(seq_len, n_heads))
-    np.testing.assert_array_equal(module.bias(seq_len, dtype=torch.float64).numpy(),
-                                  posenc.alibi_bias(seq_len, n_heads))
-
-
-def assert_nearest(got, exact):
-    error = np.abs(got.astype(np.float64) - exact)
-    for direction in (np.inf, -np.inf):
-        assert np.all(error <= np.abs(np.nextafter(got, np.full_like(got, direction)).astype(np.float64) - exact))
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_alibi_module_half_precision_nearest(dtype):
-    got = ALiBi(12, max_len=8).bias(64, dtype=dtype)
-    exact = torch.from_numpy(posenc.alibi_bias(64, 12))
-    error = (got.double() - exact).abs()
-    for direction in (float("inf"), float("-inf")):
-        assert torch.all(error <= (torch.nextafter(got, torch.full_like(got, direction)).double() - exact).abs())
-
-
-def test_alibi_module_adds_to_scores_and_follows_a_kv_cache():
-    module = ALiBi(4, max_len=32)
-    scores = randn(2, 4, 6, 6, seed=16, dtype=torch.float64)
-    torch.testing.assert_close(module(scores), scores + torch.from_numpy(posenc.alibi_bias(6, 4)),
-                               rtol=0, atol=0)
-    # Two new queries against 6 keys: the last two rows of the full bias.
-    torch.testing.assert_close(module.bias(2, 6, dtype=torch.float64),
-                               module.bias(6, dtype=torch.float64)[:, 4:], rtol=0, atol=0)
-    assert module.state_dict() == {} and list(module.parameters()) == []
-
-
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: ALiBi(0), ValueError, "n_heads must be an integer >= 1, got 0"),
-    (lambda: ALiBi(4, max_len=-1), ValueError, "max_len must be an integer >= 0, got -1"),
-    (lambda: ALiBi(4)(torch.zeros(3, 5, 5)), ValueError,
-     "scores must have shape (..., n_heads, q_len, k_len) with n_heads=4, got shape (3, 5, 5)"),
-    (lambda: ALiBi(4)(torch.zeros(4, 5)), ValueError,
-     "scores must have shape (..., n_heads, q_len, k_len) with n_heads=4, got shape (4, 5)"),
-    (lambda: ALiBi(4)(torch.zeros(4, 5, 5, dtype=torch.int64)), TypeError,
-     "scores must be a floating-point torch.Tensor of shape (..., n_heads, q_len, k_len), got "
-     "Tensor of dtype torch.int64"),
-    (lambda: ALiBi(4).bias(-1), ValueError, "q_len must be an integer >= 0, got -1"),
-    (lambda: ALiBi(4).bias(3, dtype=torch.int32), TypeError,
-     "dtype must be a floating-point torch.dtype, got torch.int32"),
-])
-def test_alibi_module_errors(call, error, message):
-    with pytest.raises(error, match=exactly(message)):
-        call()
