@@ -165,7 +165,9 @@ def test_every_figure_is_embedded(pdf):
                    if "image/png" in output.get("data", {})})
     # Markdown images, and the interactive figures, printed as their static images: one image
     # per kind of figure (table, rotation, ...), embedded once however many pages show it.
-    markdown = [cell.source for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown"]
+    # (Not the cells tagged remove-cell: the stills for notebook readers, tools/explorer_stills.py.)
+    markdown = [cell.source for doc in DOCS for cell in _cells(doc) if cell.cell_type == "markdown"
+                and "remove-cell" not in cell.metadata.get("tags", [])]
     figures += sum(len(re.findall(r"!\[|```\{(?:figure|image)\}", source)) for source in markdown)
     figures += len({kind for source in markdown
                     for kind in re.findall(r"```\{posenc-explorer\}\s*(\w+)", source)})
