@@ -70,6 +70,16 @@ def test_every_main_path_chapter_has_a_core_and_optional_sections(core_counts):
     assert without == []
 
 
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5}
+
+
+@pytest.mark.parametrize("page", ["book/teaching.md", "book/intro.md"])
+def test_the_pages_state_the_core_time_of_the_main_path(core_counts, page):
+    hours = round(sum(c.core_minutes for c in core_counts.values()) / 60)
+    stated = re.findall(r"about (two|three|four|five) hours", (ROOT / page).read_text(encoding="utf-8"))
+    assert stated and all(NUMBERS[word] == hours for word in stated), (page, stated, hours)
+
+
 @pytest.mark.parametrize("notebook", prose_words.main_path(), ids=lambda p: p.stem)
 def test_every_main_path_chapter_states_its_estimated_times(notebook):
     c = prose_words.counts(notebook)
