@@ -169,6 +169,35 @@ def test_rope_and_alibi_scores_depend_only_on_the_distance(encoding):
         assert abs(ratio_first - ratio_second) > 1e-3
 
 
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_causal_model_reads_earlier_tokens_only(encoding):
+    x = tokens(2, 12)
+    changed = x.clone()
+    changed[:, 7:] = (changed[:, 7:] + 1) % N_SYMBOLS          # new tokens from position 7 on
+    causal = build_model(encoding, "shift", n_layers=2, causal=True)
+    torch.testing.assert_close(causal(changed)[:, :7], causal(x)[:, :7], rtol=0, atol=1e-6)
+    assert not torch.allclose(causal(changed)[:, 7:], causal(x)[:, 7:])
+    encoder = build_model(encoding, "shift", n_layers=2)
+    assert not torch.allclose(encoder(changed)[:, :7], encoder(x)[:, :7])
+    weights = attention_maps(causal, x)[0]
+    assert torch.all(weights.triu(diagonal=1) == 0)              # no weight on a later key
+
+
+def test_the_mask_gives_order_to_none_and_direction_to_alibi():
+    x = tokens(2, 12)
+    permutation = torch.randperm(12, generator=gen(1))
+    assert not permuted_outputs_match(build_model("none", "shift", causal=True), permutation, x)
+    reversal = torch.arange(11, -1, -1)
+    assert not permuted_outputs_match(build_model("alibi", "shift", causal=True), reversal, x)
+
+
+def test_causal_is_a_bool_shown_in_the_repr():
+    assert "causal=True" in repr(build_model("rope", "shift", causal=True))
+    assert "causal" not in repr(build_model("rope", "shift"))
+    with pytest.raises(TypeError, match="causal must be True or False, got int 1"):
+        build_model("none", "shift", causal=1)
+
+
 def test_learned_fails_clearly_past_max_len_others_run():
     message = ("positions 0 to 16 (offset=0, seq_len=17) run past max_len=16: a learned "
                "positional embedding has rows for positions 0 to 15 only")

@@ -1,4 +1,4 @@
-"""Does position matter? A tiny Transformer encoder to train on the CPU with each encoding.
+"""Does position matter? A tiny Transformer to train on the CPU with each encoding.
 
 The chapter "Does position matter? Train and see" (``book/training.ipynb``) trains the same
 small model with five ways of giving it positions, on two synthetic tasks, and measures how
@@ -18,6 +18,10 @@ module imports PyTorch; ``import posenc`` does not import it.
   :func:`attention_maps` returns its attention weights for plotting;
   :func:`attention_parameters` returns the weights that make its attention scores, as NumPy
   arrays (``book/attention.ipynb`` reads a trained model with them).
+- ``causal``: :func:`build_model` builds an encoder (every position attends to every position)
+  or, with ``causal=True``, a decoder-style stack with a causal mask (position ``p`` attends to
+  positions ``0 .. p`` only), in which a model without positions (NoPE) is no longer
+  permutation equivariant and ALiBi's distance penalty looks one way only.
 
 Everything is seeded: the same arguments give the same model, batches and losses, and
 :func:`train` and :func:`evaluate` run on one CPU thread so the number of cores does not
@@ -151,7 +155,7 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(),
                                  nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x, rotary, bias):
+    def forward(self, x, rotary, bias, mask=None):
         batch, seq_len, d_model = x.shape
         head_dim = d_model // self.n_heads
         q, keys, v = (self.qkv(self.norm1(x)).view(batch, seq_len, 3, self.n_heads, head_dim)
@@ -161,6 +165,8 @@ class _Block(nn.Module):
         scores = q @ keys.transpose(-2, -1) / math.sqrt(head_dim)
         if bias is not None:
             scores = scores + bias
+        if mask is not None:                                 # causal: later keys get -inf
+            scores = scores.masked_fill(~mask, float("-inf"))
         weights = scores.softmax(dim=-1)                     # (batch, n_heads, seq_len, seq_len)
         mixed = (weights @ v).transpose(1, 2).reshape(batch, seq_len, d_model)
         x = x + self.out(mixed)
@@ -168,7 +174,7 @@ class _Block(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    """A small Transformer encoder (bidirectional self-attention) that labels every token.
+    """A small Transformer that labels every token: an encoder, or with a causal mask a decoder.
 
     Token embedding, then the positional scheme ``encoding``, ``n_layers`` pre-norm layers of
     multi-head self-attention and MLP, a final layer norm and a linear classifier applied at
@@ -187,12 +193,18 @@ class TinyTransformer(nn.Module):
       (Press et al. 2022). In an encoder this bias is symmetric: it gives the distance
       between two tokens but not which one comes first.
 
+    With ``causal=True`` every layer masks the scores of later keys (``-inf`` before the
+    softmax, Vaswani et al. 2017, section 3.2.3): the output at position ``p`` depends on the
+    tokens ``0 .. p`` only, whatever the encoding. Then ``"none"`` is no longer permutation
+    equivariant (position ``p`` sees ``p + 1`` tokens; Kazemnejad et al. 2023) and ``"alibi"``
+    penalises the distance to earlier tokens only, as in the decoders it was proposed for.
+
     Build it with :func:`build_model`, which seeds the initial weights; the arguments, their
     defaults and the errors they raise are those of :func:`build_model` without ``seed``. All
     but ``encoding`` and ``task`` are keyword only: a third positional argument is a
     ``TypeError`` whose message gives the keyword call (reading the value as ``max_len``).
     Attributes: ``encoding``, ``task``, ``d_model``, ``n_heads``, ``n_layers``, ``max_len``,
-    ``base``.
+    ``base``, ``causal``.
 
     Shapes:
         ``forward(tokens)``: ``tokens`` of shape ``(batch, seq_len)``, an integer dtype,
@@ -208,8 +220,11 @@ class TinyTransformer(nn.Module):
 
     @keyword_max_len
     def __init__(self, encoding: str, task: str, *, d_model: int = 32, n_heads: int = 4,
-                 n_layers: int = 1, max_len: int = 64, base: float = 10000.0) -> None:
+                 n_layers: int = 1, max_len: int = 64, base: float = 10000.0,
+                 causal: bool = False) -> None:
         super().__init__()
+        if not isinstance(causal, bool):
+            raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
         encoding = _check_choice("encoding", encoding, ENCODINGS)
         task = _check_choice("task", task, TASKS)
         d_model = check_int("d_model", d_model, minimum=1)
@@ -224,7 +239,7 @@ class TinyTransformer(nn.Module):
                              f"d_model // n_heads = {d_model // n_heads} must be even")
         self.encoding, self.task = encoding, task
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
-        self.max_len, self.base = max_len, base
+        self.max_len, self.base, self.causal = max_len, base, causal
         self.embed = nn.Embedding(N_SYMBOLS, d_model)
         self.position = None
         if encoding == "learned":
@@ -272,16 +287,19 @@ class TinyTransformer(nn.Module):
         if self.position is not None:
             x = self.position(x)
         bias = alibi_bias(seq_len, self.n_heads) if self.encoding == "alibi" else None
+        mask = None
+        if self.causal:                                      # (seq_len, seq_len): key <= query
+            mask = torch.ones(seq_len, seq_len, dtype=torch.bool, device=tokens.device).tril()
         all_weights = []
         for layer in self.layers:
-            x, weights = layer(x, self.rotary, bias)
+            x, weights = layer(x, self.rotary, bias, mask)
             all_weights.append(weights)
         logits = self.head(self.norm(x))
         return (logits, all_weights) if return_attention else logits
 
     def extra_repr(self) -> str:
         return (f"encoding={self.encoding!r}, task={self.task!r}, max_len={self.max_len}, "
-                f"base={self.base}")
+                f"base={self.base}" + (", causal=True" if self.causal else ""))
 
 
 def build_model(
@@ -293,6 +311,7 @@ def build_model(
     n_layers: int = 1,
     max_len: int = 64,
     base: float = 10000.0,
+    causal: bool = False,
     seed: int = 0,
 ) -> TinyTransformer:
     """Build a freshly initialised :class:`TinyTransformer` for ``task`` with ``encoding``.
@@ -313,13 +332,16 @@ def build_model(
             length of the ``"sinusoidal"`` table, an ``int >= 1``.
         base: the constant of the frequencies for ``"sinusoidal"`` and ``"rope"`` (10000 in
             both papers), a finite ``float > 1``; ignored by the other encodings.
+        causal: ``True`` for a causal mask in every layer (position ``p`` attends to positions
+            ``0 .. p`` only), ``False`` (the default) for an encoder.
         seed: seed of the initial weights, an ``int >= 0``.
 
     Returns:
         A :class:`TinyTransformer` in training mode, float32, on the CPU.
 
     Raises:
-        TypeError: an integer argument is not an int, or ``base`` is not a real number.
+        TypeError: an integer argument is not an int, ``base`` is not a real number, or
+            ``causal`` is not a bool.
         ValueError: unknown ``encoding`` or ``task``; a size < 1; ``d_model`` not divisible
             by ``n_heads``; an odd head width with ``"rope"``; a bad ``base``.
     """
@@ -327,7 +349,7 @@ def build_model(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyTransformer(encoding, task, d_model=d_model, n_heads=n_heads,
-                               n_layers=n_layers, max_len=max_len, base=base)
+                               n_layers=n_layers, max_len=max_len, base=base, causal=causal)
 
 
 @contextlib.contextmanager
@@ -477,7 +499,8 @@ def attention_parameters(model: TinyTransformer, layer: int = 0) -> dict:
     layer 0, the token embedding plus, for ``"learned"`` and ``"sinusoidal"``, the position
     vector) and ``LN`` the layer norm with ``norm_weight``, ``norm_bias`` and ``norm_eps``.
     ``"rope"`` rotates ``q`` and ``k`` before the product and ``"alibi"`` adds its bias to
-    the scores (see :class:`TinyTransformer`).
+    the scores, and a model built with ``causal=True`` masks later keys (see
+    :class:`TinyTransformer`).
 
     Args:
         model: a :class:`TinyTransformer`.
