@@ -198,6 +198,15 @@ def test_causal_is_a_bool_shown_in_the_repr():
         build_model("none", "shift", causal=1)
 
 
+def test_the_two_added_encodings_start_at_one_scale():
+    learned = build_model("learned", "shift", seed=4).position.embedding.weight.detach()
+    sinusoidal = build_model("sinusoidal", "shift").position.table()[:64]
+    tokens_rms = build_model("none", "shift", seed=4).embed.weight.detach().pow(2).mean().sqrt()
+    for table in (learned, sinusoidal):
+        assert abs(table.pow(2).mean().sqrt().item() - 2 ** -0.5) < 0.03
+    assert abs(tokens_rms.item() - 1) < 0.05
+
+
 def test_learned_fails_clearly_past_max_len_others_run():
     message = ("positions 0 to 16 (offset=0, seq_len=17) run past max_len=16: a learned "
                "positional embedding has rows for positions 0 to 15 only")

@@ -183,8 +183,10 @@ class TinyTransformer(nn.Module):
     - ``"none"``: nowhere. The model is then permutation equivariant: permuting the input
       tokens permutes the outputs the same way.
     - ``"learned"``: a trained table of ``max_len`` rows added to the token embeddings; an
-      input longer than ``max_len`` is a ``ValueError``. Rows never reached in training keep
-      their random initial values.
+      input longer than ``max_len`` is a ``ValueError``. Its rows start at N(0, 1/2), root
+      mean square 1/sqrt(2) like the sinusoidal table; rows never reached in training keep
+      these random values. (The token embeddings start at N(0, 1), root mean square 1: the
+      size that standard deviation d_model**-0.5 times sqrt(d_model) gives.)
     - ``"sinusoidal"``: the encoding of Vaswani et al. 2017 added to the token embeddings
       (any length; the table grows).
     - ``"rope"``: queries and keys of every layer rotated (Su et al. 2021); scores depend on
@@ -244,6 +246,9 @@ class TinyTransformer(nn.Module):
         self.position = None
         if encoding == "learned":
             self.position = LearnedPositionalEmbedding(d_model, max_len=max_len)
+            # At the sinusoidal table's scale (root mean square 1/sqrt(2)), not GPT's 0.02, so
+            # that the two added encodings start equally large next to the token embeddings.
+            nn.init.normal_(self.position.embedding.weight, mean=0.0, std=2 ** -0.5)
         elif encoding == "sinusoidal":
             self.position = PositionalEncoding(d_model, max_len=max_len, base=base)
         self.rotary = RotaryEmbedding(d_model // n_heads, base=base) if encoding == "rope" else None
