@@ -1,7 +1,8 @@
 """What code imports, and which installed distributions provide it.
 
-Shared by tests/test_packaging.py (the extras name what each module imports) and
-tests/test_binder.py (Binder installs what the notebooks import, and nothing else).
+Shared by tests/test_packaging.py (the extras name what each module imports),
+tests/test_binder.py (Binder installs what the notebooks import, and nothing else) and
+tests/test_student_requirements.py (the students' install: what the assignments import).
 """
 
 import ast
@@ -46,3 +47,16 @@ def closure(names):
                 if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
                     todo.append(canonicalize_name(requirement.name))
     return seen
+
+
+def requirement_lines(path):
+    """The non-empty lines of a requirements file, without comments."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def pinned(path):
+    """{canonical name: Requirement} of a requirements file's requirement lines."""
+    requirements = [Requirement(line) for line in requirement_lines(path)
+                    if not line.startswith(("-", ".")) and " @ " not in line]
+    return {canonicalize_name(r.name): r for r in requirements}

@@ -15,11 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from dependencies import closure, imported_modules, providers
+from dependencies import closure, imported_modules, pinned, providers, requirement_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
@@ -32,22 +31,9 @@ BASE_IMAGE = {"IPython", "ipykernel", "ipywidgets"}
 CALL_TIME_ONLY = {"onnx", "onnxscript"}
 
 
-def _lines(path):
-    """The non-empty lines of a requirements file, without comments."""
-    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
-    return [line for line in lines if line]
-
-
-def _pins(path):
-    """{canonical name: Requirement} of a requirements file's requirement lines."""
-    requirements = [Requirement(line) for line in _lines(path)
-                    if not line.startswith(("-", ".")) and " @ " not in line]
-    return {canonicalize_name(r.name): r for r in requirements}
-
-
-BINDER_LINES = _lines(BINDER / "requirements.txt")
-BINDER_PINS = _pins(BINDER / "requirements.txt")
-ROOT_PINS = _pins(ROOT / "requirements.txt")
+BINDER_LINES = requirement_lines(BINDER / "requirements.txt")
+BINDER_PINS = pinned(BINDER / "requirements.txt")
+ROOT_PINS = pinned(ROOT / "requirements.txt")
 
 
 def _notebook_imports():
