@@ -1,0 +1,60 @@
+"""Every written question of the assignments has a rubric whose points add up (issue 36).
+
+A question graded by hand is marked `manual: true` in its master's `# BEGIN QUESTION` cell, with
+its points. Its model answer (a solution cell of the master, so never in the student's notebook)
+ends with "**Rubric (P points ...**" and a table: either a last column of points that add up to
+P, or one row per point ("one per sub-question").
+"""
+
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.parent.name)
+
+
+def written_questions():
+    """(assignment, question name, points, the text of its solution cells) of every manual question."""
+    found = []
+    for master in MASTERS:
+        cells = nbformat.read(master, as_version=4).cells
+        for i, cell in enumerate(cells):
+            config = cell.source if cell.cell_type == "raw" else ""
+            if config.startswith("# BEGIN QUESTION") and "manual: true" in config:
+                name = re.search(r"name: (\w+)", config).group(1)
+                points = Fraction(re.search(r"points: ([\d.]+)", config).group(1))
+                end = next(j for j in range(i + 1, len(cells)) if cells[j].source.startswith("# END QUESTION"))
+                text = "\n".join(c.source for c in cells[i:end] if c.cell_type == "markdown")
+                found.append((master.stem, name, points, text))
+    return found
+
+
+QUESTIONS = written_questions()
+
+
+def test_every_assignment_with_a_written_question_is_found():
+    assert {(a, q) for a, q, _, _ in QUESTIONS} >= {("build-the-encoding", "q5"),
+                                                   ("attend-by-position", "q4"),
+                                                   ("experiment-positions", "q4")}
+
+
+def _points(cell: str) -> Fraction:
+    return Fraction(cell.strip().replace("½", "1/2"))
+
+
+@pytest.mark.parametrize("assignment, question, points, text", QUESTIONS, ids=[f"{a}-{q}" for a, q, _, _ in QUESTIONS])
+def test_the_rubric_adds_up_to_the_question_s_points(assignment, question, points, text):
+    stated = re.search(r"\*\*Rubric \((\d+) points?", text)
+    assert stated, f"{assignment} {question}: no '**Rubric (P points' in its model answer"
+    assert Fraction(stated.group(1)) == points
+    rubric = text[stated.start():]
+    rows = [line for line in rubric.splitlines() if line.startswith("|") and not set(line) <= set("|- ")][1:]
+    last = [row.strip().strip("|").split("|")[-1] for row in rows]
+    if all(re.fullmatch(r"\s*[\d½/]+\s*", cell) for cell in last):
+        assert sum(map(_points, last)) == points, (assignment, question, last)
+    else:
+        assert "one per sub-question" in rubric and len(rows) == points, (assignment, question, len(rows))
