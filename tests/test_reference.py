@@ -17,7 +17,7 @@ def test_unknown_attribute_raises():
 
 def test_dir_lists_the_lazy_class():
     assert {"textbook_encoding", "BufferedPositionalEncoding"} <= set(dir(reference))
-    assert set(reference.__all__) == {"textbook_encoding", "BufferedPositionalEncoding"}
+    assert set(reference.__all__) == {"textbook_encoding", "mae_2d_encoding", "BufferedPositionalEncoding"}
 
 
 # --- textbook form ---------------------------------------------------------------------------

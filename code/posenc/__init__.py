@@ -8,6 +8,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`shift_matrix`: the linear map taking PE(pos) to PE(pos + k).
 - :func:`rope`: rotary position embedding (Su et al. 2021) of queries or keys.
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
+- :func:`positional_encoding_2d`, :func:`rope_2d`: positions on a 2-D grid of image patches
+  (``posenc.two_d``: MAE's 2-D sine-cosine encoding, axial 2-D RoPE).
 - ``posenc.attention``: softmax, causal mask, scaled dot-product attention and the four
   terms of a score with added positions (NumPy).
 - ``posenc.reference``: correct reference forms the book compares with (the textbook
@@ -30,14 +32,17 @@ from .encoding import (
     shift_matrix,
 )
 from .relative import alibi_bias, alibi_slopes, rope
+from .two_d import positional_encoding_2d, rope_2d
 
 __all__ = [
     "alibi_bias",
     "alibi_slopes",
     "angular_frequencies",
     "positional_encoding",
+    "positional_encoding_2d",
     "positional_encoding_loop",
     "rope",
+    "rope_2d",
     "shift_matrix",
 ]
 from ._version import __version__  # noqa: E402  (the one place the version is written)

@@ -8,6 +8,9 @@ a chapter, the benchmark or a test can set the package's own choice beside it:
   which returns the same values (within a few float64 roundings) faster for long tables, with
   the angle-addition identities, and checks its arguments. :mod:`posenc.bench` times one
   against the other.
+- :func:`mae_2d_encoding`: the 2-D sine-cosine encoding in the order of MAE's code (He et al.
+  2022), against which :func:`posenc.positional_encoding_2d` (the same numbers in another order)
+  is tested.
 - :class:`BufferedPositionalEncoding`: the exact float32 table in a non-persistent buffer of an
   ``nn.Module``, the usual PyTorch design. The package ships
   :class:`posenc.pytorch.PositionalEncoding`, which keeps a cache per dtype and device
@@ -30,7 +33,46 @@ import numpy as np
 
 from .encoding import angular_frequencies
 
-__all__ = ["textbook_encoding", "BufferedPositionalEncoding"]
+__all__ = ["textbook_encoding", "mae_2d_encoding", "BufferedPositionalEncoding"]
+
+
+def mae_2d_encoding(height: int, width: int, embed_dim: int, *, base: float = 10000.0) -> np.ndarray:
+    """The 2-D sine-cosine encoding in the order of MAE's code (``util/pos_embed.py``).
+
+    The grid is flattened row by row: row ``r * width + c`` is the patch in row ``r`` and column
+    ``c``. Its first ``embed_dim // 2`` values encode the column ``c`` and the last ones the row
+    ``r`` (MAE's code builds its grid with ``meshgrid(w, h)``, so its first half, named after
+    ``h``, holds the column), each half in the concatenated layout: the sines of its
+    ``embed_dim // 4`` frequencies ``base ** (-2i / (embed_dim // 2))``, then their cosines.
+    Correct; the package ships :func:`posenc.positional_encoding_2d`, the same numbers as a
+    ``(height, width, embed_dim)`` grid with the row first and interleaved pairs.
+
+    Args:
+        height, width: the grid's rows and columns, ``int >= 0``.
+        embed_dim: a multiple of 4.
+        base: the constant of the frequencies (10000 in MAE).
+
+    Returns:
+        ``numpy.ndarray`` of shape ``(height * width, embed_dim)``, dtype ``float64``.
+
+    Raises:
+        ValueError: ``embed_dim`` is not a positive multiple of 4.
+
+    Source: He et al. 2022, "Masked Autoencoders Are Scalable Vision Learners", and its code.
+    """
+    if embed_dim < 4 or embed_dim % 4:
+        raise ValueError(f"embed_dim must be a positive multiple of 4, got {embed_dim}")
+    half = embed_dim // 2
+    omega = angular_frequencies(half, base=base)[0::2]          # one per pair of a half
+
+    def sines_then_cosines(coordinate):
+        angles = coordinate[:, np.newaxis] * omega
+        return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+    rows, columns = np.meshgrid(np.arange(height, dtype=np.float64),
+                                np.arange(width, dtype=np.float64), indexing="ij")
+    return np.concatenate([sines_then_cosines(columns.ravel()), sines_then_cosines(rows.ravel())],
+                          axis=1)
 
 
 def textbook_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, offset: int = 0,

@@ -169,6 +169,19 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
             f"got {d}"
         )
     cos, sin = rope_cos_sin(seq_len, d, base=base, offset=offset)
+    return rotate_pairs(x, cos, sin, layout)
+
+
+def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str) -> np.ndarray:
+    """Turn every pair of ``x``'s last axis by the angle whose cosine and sine are given.
+
+    The arithmetic of :func:`rope`, shared with :func:`posenc.two_d.rope_2d`: ``x`` a
+    floating-point array of shape ``(..., d)`` with ``d`` even, ``cos`` and ``sin`` arrays of
+    angles that broadcast against ``(..., d // 2)``, ``layout`` ``"interleaved"`` or ``"half"``
+    (see :func:`rope`). Computed in float64 (or the wider dtype of ``x``) and rounded once to
+    the dtype of ``x``; returns a new array of ``x``'s shape and dtype.
+    """
+    d = x.shape[-1]
     work = x.astype(np.result_type(x.dtype, np.float64))
     if layout == "interleaved":
         first, second = work[..., 0::2], work[..., 1::2]
