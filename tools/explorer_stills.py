@@ -26,9 +26,8 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import posenc_explorer  # noqa: E402
 
 DIRECTIVE = re.compile(r"^```\{posenc-explorer\}\s+(\w+)", flags=re.M)
-INTRO = ("*In Jupyter, Colab or Binder:* this is a still image of the figure at its default "
-         "setting; on the course's website (`make book`, then `make serve`) the figure is live, "
-         "with controls.")
+INTRO = ("*A still image of the figure at its default setting; on the course's website it is "
+         "live.*")
 
 
 def still_cell(name: str, png: bytes | None = None):
