@@ -6,7 +6,6 @@ Colab (it must call `%pip install` with the configured address) and as anywhere 
 call nothing).
 """
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -18,10 +17,10 @@ import pytest
 import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
+import tool_scripts
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("colab_cell", ROOT / "tools" / "colab_cell.py")
-colab_cell = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(colab_cell)
+colab_cell = tool_scripts.load("colab_cell")
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
 URL, BRANCH = CONFIG["url"].rstrip("/"), CONFIG["branch"]

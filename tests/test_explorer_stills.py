@@ -1,19 +1,16 @@
 """Every live figure has a still image for notebook readers (tools/explorer_stills.py, issue 34)."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+import tool_scripts
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(ROOT.glob("book/*.ipynb"))
 
-_spec = importlib.util.spec_from_file_location("explorer_stills", ROOT / "tools" / "explorer_stills.py")
-explorer_stills = importlib.util.module_from_spec(_spec)
-sys.modules["explorer_stills"] = explorer_stills
-_spec.loader.exec_module(explorer_stills)
+explorer_stills = tool_scripts.load("explorer_stills")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

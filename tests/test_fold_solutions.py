@@ -1,20 +1,17 @@
 """Exercise solutions are folded for notebook readers (tools/fold_solutions.py, issue 34)."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+import tool_scripts
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(ROOT.glob("book/*.ipynb"))
 
-_spec = importlib.util.spec_from_file_location("fold_solutions", ROOT / "tools" / "fold_solutions.py")
-fold_solutions = importlib.util.module_from_spec(_spec)
-sys.modules["fold_solutions"] = fold_solutions
-_spec.loader.exec_module(fold_solutions)
+fold_solutions = tool_scripts.load("fold_solutions")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -9,22 +9,19 @@ Every main-path chapter also ends with "Check your understanding" (issue 34): 2 
 questions, no code, and their answers in a collapsed admonition.
 """
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+import tool_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER_LIMIT = 3_000
 MAIN_PATH_LIMIT = 30_000
 
-_spec = importlib.util.spec_from_file_location("prose_words", ROOT / "tools" / "prose_words.py")
-prose_words = importlib.util.module_from_spec(_spec)
-sys.modules["prose_words"] = prose_words  # dataclasses look their module up there
-_spec.loader.exec_module(prose_words)
+prose_words = tool_scripts.load("prose_words")
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,16 @@ grader comes back as the value it was (type, dtype and shape included), and anyt
 refused or kept as a handle. The grading itself is tested through tools/grade.py
 (tests/test_grade.py, tests/test_assignments.py)."""
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import tool_scripts
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("sealed", ROOT / "tools" / "sealed.py")
-sealed = importlib.util.module_from_spec(_spec)
-sys.modules["sealed"] = sealed
-_spec.loader.exec_module(sealed)
+sealed = tool_scripts.load("sealed")
 
 
 def _round_trip(value):

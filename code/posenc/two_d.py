@@ -23,7 +23,7 @@ from .encoding import positional_encoding
 from .relative import rope_cos_sin, rotate_pairs
 
 
-def _check_even(name: str, value, multiple: int) -> int:
+def _check_multiple(name: str, value, multiple: int) -> int:
     value = check_int(name, value, minimum=multiple)
     if value % multiple:
         raise ValueError(f"{name} must be a multiple of {multiple}, got {value}")
@@ -65,7 +65,7 @@ def positional_encoding_2d(height: int, width: int, d_model: int, *,
     """
     height = check_int("height", height)
     width = check_int("width", width)
-    d_model = _check_even("d_model", d_model, 2)
+    d_model = _check_multiple("d_model", d_model, 2)
     half = d_model // 2
     rows = positional_encoding(height, half, base=base)    # (height, half)
     columns = positional_encoding(width, half, base=base)  # (width, half)
