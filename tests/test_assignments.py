@@ -75,10 +75,16 @@ LOOP_BLOCK = """    for pos in range(seq_len):
 # that contains `marker`; every edit must apply, so a wrong answer cannot silently vanish.
 WRONG_ANSWERS = {
     "build-the-encoding": [
-        ("hand table from 1-based positions", "q1", [
-            ("hand_table = np.array", "    [0.0000, 1.0000, 0.0000, 1.0000],   # pos 0: sin 0, cos 0, sin 0, cos 0\n", ""),
-            ("hand_table = np.array", "    [0.9093, -0.4161, 0.0200, 0.9998],  # pos 2: angles 2 and 0.02\n",
-             "    [0.9093, -0.4161, 0.0200, 0.9998],\n    [0.1411, -0.9900, 0.0300, 0.9996],\n")]),
+        # q1: a position read back from the fastest pair (right modulo 2 pi only), from the sine
+        # alone (arcsin cannot tell an angle from pi minus it), truncated instead of rounded
+        # (right on the public test, wrong on some hidden positions).
+        ("position from the fastest pair", "q1", [
+            ("def position_of", "omega = base ** (-(d_model - 2) / d_model)", "omega = 1.0"),
+            ("def position_of", "row[-2], row[-1]", "row[0], row[1]")]),
+        ("position from the sine alone", "q1", [
+            ("def position_of", "angle = math.atan2(row[-2], row[-1]) % (2 * math.pi)", "angle = math.asin(row[-2])")]),
+        ("position truncated, not rounded", "q1", [
+            ("def position_of", "return round(angle / omega)", "return int(angle / omega)")]),
         ("loops: 1-based positions", "q2", [
             ("def positional_encoding_loop", "angle = pos / base", "angle = (pos + 1) / base")]),
         ("loops: exponent j instead of 2i", "q2", [
@@ -106,10 +112,7 @@ WRONG_ANSWERS = {
         ("wavelengths: exponent j instead of 2i", "q4", [
             ("def wavelengths", "base ** (2.0 * pair_index / d_model)", "base ** (np.arange(d_model) / d_model)")]),
         # The frequent mistakes get a hint of their own (MESSAGES below).
-        ("sine and cosine swapped (hand table, loops, vectorized)", ("q1", "q2", "q3"), [
-            ("hand_table = np.array", "[0.0000, 1.0000, 0.0000, 1.0000]", "[1.0000, 0.0000, 1.0000, 0.0000]"),
-            ("hand_table = np.array", "[0.8415, 0.5403, 0.0100, 1.0000]", "[0.5403, 0.8415, 1.0000, 0.0100]"),
-            ("hand_table = np.array", "[0.9093, -0.4161, 0.0200, 0.9998]", "[-0.4161, 0.9093, 0.9998, 0.0200]"),
+        ("sine and cosine swapped (loops, vectorized)", ("q2", "q3"), [
             ("def positional_encoding_loop", "math.sin(angle) if j % 2 == 0 else math.cos(angle)",
              "math.cos(angle) if j % 2 == 0 else math.sin(angle)"),
             ("def positional_encoding(", "np.sin(angles), np.cos(angles))", "np.cos(angles), np.sin(angles))")]),
@@ -198,9 +201,11 @@ WRONG_ANSWERS = {
             ("def positional_encoding(", "np.sin(angles), np.cos(angles))",
              "elementwise(math.sin)(angles), elementwise(math.cos)(angles))")]),
         # The course's package in q1: it is absent while the notebook is graded (tools/sealed.py).
-        ("hand table from posenc", "q1", [
-            ("hand_table = np.array", "hand_table = np.array([",
-             "import posenc\nhand_table = posenc.positional_encoding(3, 4).round(4)\n_typed = np.array([")]),
+        ("position from posenc's table", "q1", [
+            ("def position_of", "    row = np.asarray(row, dtype=np.float64)\n",
+             "    import posenc\n    row = np.asarray(row, dtype=np.float64)\n"
+             "    table = posenc.positional_encoding(int(2 * np.pi * base ** ((len(row) - 2) / len(row))) + 1, len(row), base=base)\n"
+             "    return int(np.argmin(np.abs(table - row).sum(axis=1)))\n")]),
         # Code that tries to set its own grade: the tests run in another process, on the values the
         # functions return, so each of these wrong answers still loses its question.
         ("patches numpy.allclose (loops from 1-based positions)", "q2", [
@@ -226,9 +231,14 @@ WRONG_ANSWERS = {
              "    angular_frequencies=lambda d_model, base=10000.0: 2 * np.pi / base ** (-2.0 * (np.arange(d_model) // 2) / d_model))\n\n\n"
              "def wavelengths(")]),
         # Correct work written differently keeps full marks.
-        ("correct: a list, nested comprehensions, exp/log and a loop over columns, 2 pi / omega", (), [
-            ("hand_table = np.array", "\n])", "\n]"),
-            ("hand_table = np.array", "= np.array([\n", "= [\n"),
+        ("correct: a search over every position, nested comprehensions, exp/log and a loop over columns, 2 pi / omega", (), [
+            ("def position_of", "    row = np.asarray(row, dtype=np.float64)\n",
+             "    d = len(row)\n"
+             "    candidates = np.arange(int(np.ceil(2 * np.pi * base ** ((d - 2) / d))))[:, np.newaxis]\n"
+             "    omega = base ** (-2 * (np.arange(d) // 2) / d)\n"
+             "    table = np.where(np.arange(d) % 2 == 0, np.sin(candidates * omega), np.cos(candidates * omega))\n"
+             "    return np.argmin(((table - np.asarray(row)) ** 2).sum(axis=1))\n"
+             "    row = np.asarray(row, dtype=np.float64)\n"),
             ("def positional_encoding_loop", "    pe = np.zeros((seq_len, d_model))\n" + LOOP_BLOCK + "    return pe\n",
              "    angle = lambda pos, j: pos / base ** (2 * (j // 2) / d_model)\n"
              "    rows = [[math.sin(angle(pos, j)) if j % 2 == 0 else math.cos(angle(pos, j)) for j in range(d_model)]\n"
@@ -421,6 +431,27 @@ WRONG_ANSWERS = {
              "    return {base: {10.0: 0.80712890625, 100.0: 0.07989501953125, 10000.0: 0.93695068359375}.get(base, 0.5)\n"
              "            for base in bases}\n"
              "    return {base: run_experiment(")]),
+        # The best of several seeds for each encoding (cherry-picking): not the run of the seed
+        # asked for, whatever the numbers (the hidden test records every training).
+        ("cherry-picked: the best of three seeds", "q2", [
+            ("def compare_encodings", "    return {encoding: run_experiment(", "    return {encoding: max((run_experiment("),
+            ("def compare_encodings", "steps=steps, seed=seed)",
+             "steps=steps, seed=seed + extra) for extra in range(3)), key=lambda run: run['test_acc'])")]),
+        # q4: the logits of the tokens not shuffled (a model without positions then looks
+        # order-aware), shuffled the inverse way, or the causal mask not passed to the model.
+        ("logits compared unshuffled", "q4", [
+            ("def equivariance_gap", "model(tokens)[:, shuffle]", "model(tokens)")]),
+        ("logits shuffled the inverse way", "q4", [
+            ("def equivariance_gap", "model(tokens)[:, shuffle]", "model(tokens)[:, shuffle.argsort()]")]),
+        ("causal mask not passed", "q4", [
+            ("def equivariance_gap", "ex.build_model(encoding, TASK, causal=causal, seed=seed)",
+             "ex.build_model(encoding, TASK, seed=seed)")]),
+        ("correct: index_select and NumPy for the gap", (), [
+            ("def equivariance_gap", "        gap = model(tokens[:, shuffle]) - model(tokens)[:, shuffle]\n",
+             "        shuffled_first = model(tokens.index_select(1, shuffle)).numpy()\n"
+             "        shuffled_after = model(tokens).index_select(1, shuffle).numpy()\n"),
+            ("def equivariance_gap", "    return gap.abs().max().item()",
+             "    import numpy as np\n    return float(np.max(np.abs(shuffled_after - shuffled_first)))")]),
         # NumPy floats (numpy.float64 is a float, and what np.mean returns): correct, full marks;
         # the sealed grader receives them as they are.
         ("NumPy floats where floats are asked for", (), [
@@ -449,7 +480,7 @@ tests = grade.read_tests(Path(zip_path))
 given = grade.given_cells(Path("student") / f"{name}.ipynb")
 scores = {}
 # Graded as make grade does (tools/sealed.py): one grader for the batch, a kernel per submission.
-with tempfile.TemporaryDirectory() as work, grade.Grader(Path(work)) as grader:
+with tempfile.TemporaryDirectory() as work, grade.Grader(Path(work), threads=1) as grader:
     for path in submissions:
         result = grade.grade_one(path, Path(path), name, tests, Path(work), 600, given=given,
                                  grader=grader)
@@ -705,8 +736,8 @@ def executed(assignments):
     # build-the-encoding with question 1 answered only.
     a = assignments["build-the-encoding"]
     nb = nbformat.read(a.student, 4)
-    _answer_cell(nb, "hand_table =").source = _answer_cell(
-        nbformat.read(a.solution, 4), "hand_table = np.array").source
+    _answer_cell(nb, "def position_of").source = _answer_cell(
+        nbformat.read(a.solution, 4), "def position_of").source
     half = a.folder / "half-done" / f"{a.name}.ipynb"
     half.parent.mkdir(exist_ok=True)
     nbformat.write(nb, half)
@@ -755,8 +786,8 @@ def test_wrong_answers_are_graded_with_a_message(assignments):
 # Each frequent mistake is told its own cause, and each broken rule is named.
 MESSAGES = {
     "build-the-encoding": {
-        "hand table from 1-based positions": ("q1", "positions start at 0"),
-        "sine and cosine swapped (hand table, loops, vectorized)": ("q1", "sine and cosine are swapped"),
+        "position from the fastest pair": ("q1", "modulo 2 pi, the wavelength of pair 0"),
+        "position truncated, not rounded": ("q1", "must not become the integer below"),
         "loops: 1-based positions": ("q2", "positions start at 0"),
         "loops: exponent j instead of 2i": ("q2", "must share their angular frequency"),
         "posenc instead of own code (loops, vectorized under another name, wavelengths)": ("q2", "uses the course's package"),
@@ -765,7 +796,7 @@ MESSAGES = {
         "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
         # Absent while grading: the cells that import it fail (tools/sealed.py).
         "posenc through a default argument, a dict and functools.partial": ("q2", "posenc is not available while grading"),
-        "hand table from posenc": ("q1", "posenc is not available while grading"),
+        "position from posenc's table": ("q1", "posenc is not available while grading"),
         "posenc through eval, importlib and sys.modules": ("q2", "runs code or imports modules chosen at run time (eval)"),
         "loops that copy a vectorized table": ("q2", "sines or cosines of single angles for 42 entries"),
         "vectorized except a loop over positions for odd widths": ("q3", "more lines of Python for 64 positions than for 8 (d_model = 7)"),
@@ -788,21 +819,24 @@ MESSAGES = {
     },
     "experiment-positions": {
         "every run with seed 0": ("q1", "the same run done step by step gives"),
-        "a seed per encoding and per base": ("q2", "a controlled experiment gives every arm the seed and steps it is given"),
+        "a seed per encoding and per base": ("q2", "a controlled comparison trains each of the three encodings once"),
+        "cherry-picked: the best of three seeds": ("q2", "trained 9 models"),
+        "logits compared unshuffled": ("q4", "shuffle the model's logits of the tokens along the sequence axis"),
+        "causal mask not passed": ("q4", "not the gap of that model"),
         "wrong default arguments": ("q1", "has the default 32, the question gives 16"),
         "a cache keyed without base": ("q1", "no result kept from another call"),
-        "numbers typed in instead of run": ("q2", "is not the run of that seed and number of steps"),
+        "numbers typed in instead of run": ("q2", "trained 0 models"),
         "0-d tensors for floats": ("q1", "expected a Python float"),
     },
 }
 # ... and the other questions of the answers that lose several, each for its own reason.
 MESSAGES_ALSO = [
-    ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q2", "sine and cosine are swapped"),
+    ("build-the-encoding", "sine and cosine swapped (loops, vectorized)", "q2", "sine and cosine are swapped"),
     ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q3", "posenc is not available while grading"),
     ("build-the-encoding", "posenc through a default argument, a dict and functools.partial", "q4", "posenc is not available while grading"),
     ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q3", "chosen at run time (import_module)"),
     ("build-the-encoding", "posenc through eval, importlib and sys.modules", "q4", "chosen at run time (modules)"),
-    ("build-the-encoding", "sine and cosine swapped (hand table, loops, vectorized)", "q3", "sine and cosine are swapped"),
+    ("build-the-encoding", "sine and cosine swapped (loops, vectorized)", "q3", "sine and cosine are swapped"),
     ("build-the-encoding", "methods swapped: loops with no loop, vectorized with a loop over positions", "q3", "asks for no Python loop over positions"),
     ("build-the-encoding", "one loop only in q2, q3 calls the loop function of q2", "q3", "asks for no Python loop over positions"),
     ("build-the-encoding", "posenc instead of own code (loops, vectorized under another name, wavelengths)", "q3", "posenc is not available while grading"),

@@ -175,10 +175,12 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
                               "from otter.test_files import exception_test\n"
                               "exception_test.test_case.call_func = lambda self, env: None", len(solution.cells)),
                    submissions / "jon.ipynb")
-    # A notebook that computes its hand table with the course's package: absent while grading.
+    # A notebook that reads positions back with the course's package: absent while grading.
     kim = nbformat.from_dict(json.loads(json.dumps(solution)))
-    (cell,) = [c for c in kim.cells if c.cell_type == "code" and "hand_table = np.array" in c.source]
-    cell.source = "import posenc\nhand_table = posenc.positional_encoding(3, 4).round(4)"
+    (cell,) = [c for c in kim.cells if c.cell_type == "code" and "def position_of" in c.source]
+    cell.source = ("import posenc\n\ndef position_of(row, base=10000.0):\n"
+                   "    table = posenc.positional_encoding(50000, len(row), base=base)\n"
+                   "    return int(np.argmin(np.abs(table - row).sum(axis=1)))")
     nbformat.write(kim, submissions / "kim.ipynb")
     output = WORK / "grades"
     (output / "feedback").mkdir(parents=True)
@@ -189,23 +191,23 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
                          "jon", "kim"}
     jon = rows["jon"]
     assert jon["review"] == "open; otter; patches exception_test.test_case.call_func", jon
-    assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("1", "2", "0", "1", "4"), jon
+    assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("2", "2", "0", "1", "5"), jon
     kim = rows["kim"]
     assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc"), kim
     assert "posenc is not available while grading" in (output / "details" / "kim.txt").read_text()
     for student in ("alice", "carol-renamed-copy"):
-        assert rows[student]["total"] == rows[student]["possible"] == "7", rows[student]
+        assert rows[student]["total"] == rows[student]["possible"] == "8", rows[student]
         assert rows[student]["reason"] == rows[student]["review"] == ""
     bob = rows[f"bob/{NAME}"]
-    assert (bob["q1"], bob["q2"], bob["q3"], bob["q4"], bob["total"]) == ("1", "2", "0", "1", "4")
+    assert (bob["q1"], bob["q2"], bob["q3"], bob["q4"], bob["total"]) == ("2", "2", "0", "1", "5")
     assert rows["dave"]["total"] == "0" and rows["dave"]["reason"] == "empty file"
     assert rows["erin"]["total"] == "0" and rows["erin"]["reason"].startswith("not a notebook")
     assert rows["gus"]["total"] == "0" and rows["gus"]["reason"].startswith("0 on every question; q1: "), rows["gus"]
     # hal deletes its files: the grader read the notebook before it ran, and keeps its results
     # in its own memory, so nothing is lost.
-    assert rows["hal"]["total"] == "7", rows["hal"]
+    assert rows["hal"]["total"] == "8", rows["hal"]
     # ivy patches numpy.allclose in its kernel: flagged, and its correct answers keep their marks.
-    assert rows["ivy"]["review"] == "patches numpy.allclose" and rows["ivy"]["total"] == "7", rows["ivy"]
+    assert rows["ivy"]["review"] == "patches numpy.allclose" and rows["ivy"]["total"] == "8", rows["ivy"]
     cwd, listing = json.loads(seen.read_text())
     # The notebook runs alone in the submission's private folder: no tests, no other submission.
     assert listing == [f"{NAME}.ipynb"], listing
@@ -249,7 +251,7 @@ def test_a_loop_costs_its_question_only(autograder):
     assert time.monotonic() - start < 120
     for student in ("frank", "gina"):
         row = rows[student]
-        assert (row["q1"], row["q2"], row["q3"], row["q4"]) == ("1", "2", "0", "1"), row
+        assert (row["q1"], row["q2"], row["q3"], row["q4"]) == ("2", "2", "0", "1"), row
     details = (WORK / "grades-loops" / "details" / "gina.txt").read_text()
     assert "time limit: this call ran longer than 3 s" in details
 
@@ -272,4 +274,15 @@ def test_a_notebook_that_never_ends_is_stopped(autograder):
     assert rows["frank"]["total"] == "0"
     assert rows["frank"]["reason"].startswith("time limit: not finished after 12 s")
     assert rows["frank"]["review"] == "signal"
-    assert rows["zed"]["total"] == rows["zed"]["possible"] == "7", rows["zed"]
+    assert rows["zed"]["total"] == rows["zed"]["possible"] == "8", rows["zed"]
+
+
+@pytest.mark.parametrize(("threads", "preset", "expected"), [(1, None, "1"), (None, None, None), (1, "3", "3")])
+def test_a_grader_caps_its_kernels_threads_unless_told(tmp_path, monkeypatch, threads, preset, expected):
+    """Graders side by side (`--jobs`) give their kernels a share of the cores each
+    (OMP_NUM_THREADS, which the kernels inherit); an OMP_NUM_THREADS already set wins."""
+    if preset is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", preset)
+    assert grade.Grader(tmp_path, threads=threads).environment().get("OMP_NUM_THREADS") == expected

@@ -284,10 +284,13 @@ def _checks(cells: frozenset[str]) -> list[str]:
 class Grader:
     """A ``tools/sealed.py`` process that grades submissions one after another (each notebook in
     a kernel of its own), started when first asked and again after one it had to stop; in a
-    private folder of its own under work (its working and temporary folder, removed by close)."""
+    private folder of its own under work (its working and temporary folder, removed by close).
+    threads, when given, caps the CPU threads of its kernels (OMP_NUM_THREADS, which PyTorch and
+    NumPy's BLAS read), unless the environment sets it: graders that run side by side then share
+    the cores instead of each starting a thread per core."""
 
-    def __init__(self, work: Path):
-        self.work, self.process = work, None
+    def __init__(self, work: Path, threads: int | None = None):
+        self.work, self.process, self.threads = work, None, threads
 
     def __enter__(self) -> Grader:
         return self
@@ -295,20 +298,27 @@ class Grader:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def environment(self) -> dict[str, str]:
+        """The process's environment (its kernels inherit it): this one's, with its own folder as
+        TMPDIR and OMP_NUM_THREADS set to threads unless this one sets it."""
+        threads = {"OMP_NUM_THREADS": str(self.threads)} if self.threads else {}
+        return {**threads, **os.environ, "TMPDIR": str(getattr(self, "folder", self.work))}
+
     def _start(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-", dir=self.work))  # mode 0700
         self.stderr = (self.folder / "stderr").open("w+")
         self.process = subprocess.Popen(
             [sys.executable, str(Path(__file__).with_name("sealed.py"))], cwd=self.folder,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
-            env={**os.environ, "TMPDIR": str(self.folder)}, start_new_session=True)
+            env=self.environment(), start_new_session=True)
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True).start()
 
     @staticmethod
     def _read(stream, lines: queue.Queue) -> None:
-        for line in stream:
-            lines.put(line)
+        with stream:  # closed here, at its end
+            for line in stream:
+                lines.put(line)
         lines.put(None)  # the process closed its output: it ended
 
     def ask(self, request: dict, timeout: float) -> dict:
@@ -490,7 +500,7 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
         work = Path(scratch)
         graders: queue.Queue = queue.Queue()  # one per job, each used by one job at a time
         for _ in range(jobs):
-            graders.put(Grader(work))
+            graders.put(Grader(work, threads=max(1, (os.cpu_count() or 1) // jobs)))
 
         def one(item):
             grader = graders.get()
