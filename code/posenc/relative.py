@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_base, check_int
+from ._validate import check_base, check_head_dim, check_int
 from .encoding import angular_frequencies
 
 #: The two ways of pairing the ``d`` coordinates of a vector for :func:`rope`.
@@ -43,22 +43,6 @@ def check_layout(layout) -> str:
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
     return layout
-
-
-def check_head_dim(name: str, value) -> int:
-    """Return ``value`` as an ``int`` after checking it is even and >= 2 (a number of pairs).
-
-    Raises:
-        TypeError: ``value`` is not an integer.
-        ValueError: ``value`` is odd or smaller than 2; rotations act on pairs of
-            coordinates, so a vector of odd width has one coordinate with no partner.
-    """
-    value = check_int(name, value, minimum=None)
-    if value < 2 or value % 2:
-        raise ValueError(
-            f"{name} must be even and >= 2 (RoPE rotates pairs of coordinates), got {value}"
-        )
-    return value
 
 
 def rope_cos_sin(

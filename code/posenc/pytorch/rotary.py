@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .._validate import keyword_max_len
-from ..relative import check_head_dim, check_layout
+from .._validate import check_head_dim, keyword_max_len
+from ..relative import check_layout
 from ._tables import _check_positions, _check_sequence, _PositionTables, _static_shape
 
 
