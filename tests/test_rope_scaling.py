@@ -13,6 +13,8 @@ import pytest
 import posenc
 from posenc.rope_scaling import SCALING_KEYS, check_scaling, rope_frequencies
 
+from reference import llama_config
+
 #: (head_dim, base, scaling, seq_len): every type at several settings, Llama 3.1's and a
 #: YaRN model's (Qwen2.5's 4 x 32768, DeepSeek's mscale) among them.
 CASES = [
@@ -42,38 +44,23 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def transformers_rope():
-    """``(ROPE_INIT_FUNCTIONS, LlamaConfig)``, imported once for the module (seconds)."""
+def rope_init_functions():
+    """transformers' ``ROPE_INIT_FUNCTIONS``, imported once for the module (about 1.5 s)."""
     pytest.importorskip("transformers")
-    from transformers import LlamaConfig
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-    return ROPE_INIT_FUNCTIONS, LlamaConfig
+    return ROPE_INIT_FUNCTIONS
 
 
-def hf_config(LlamaConfig, head_dim, base, scaling):
-    """A Llama config with ``scaling`` as its ``rope_parameters``. transformers reads the
-    original length of "dynamic" from ``max_position_embeddings``; for the other types the
-    longer length is ``factor`` times the original, as in the models' configs."""
-    original = scaling.get("original_max_position_embeddings", 2048)
-    parameters = {key: value for key, value in scaling.items()
-                  if not (scaling["rope_type"] == "dynamic" and key == "original_max_position_embeddings")}
-    return LlamaConfig(hidden_size=4 * head_dim, num_attention_heads=4, head_dim=head_dim,
-                       num_key_value_heads=4, max_position_embeddings=int(original * scaling["factor"])
-                       if scaling["rope_type"] != "dynamic" else original,
-                       rope_parameters={**parameters, "rope_theta": base})
-
-
-def hugging_face(transformers_rope, head_dim, base, scaling, seq_len):
+def hugging_face(functions, head_dim, base, scaling, seq_len):
     """transformers' ``(inv_freq, attention_factor)``, as float64 NumPy and a float."""
-    functions, LlamaConfig = transformers_rope
-    config = hf_config(LlamaConfig, head_dim, base, dict(scaling))
+    config = llama_config(head_dim, base, dict(scaling))
     inv_freq, factor = functions[scaling["rope_type"]](config, "cpu", seq_len=seq_len)
     return inv_freq.double().numpy(), float(factor)
 
 
-def largest_relative_difference(transformers_rope, head_dim, base, scaling, seq_len):
+def largest_relative_difference(functions, head_dim, base, scaling, seq_len):
     ours, our_factor = rope_frequencies(head_dim, base=base, scaling=scaling, seq_len=seq_len)
-    theirs, their_factor = hugging_face(transformers_rope, head_dim, base, scaling, seq_len)
+    theirs, their_factor = hugging_face(functions, head_dim, base, scaling, seq_len)
     assert ours.shape == theirs.shape == (head_dim // 2,) and ours.dtype == np.float64
     assert our_factor == pytest.approx(their_factor, rel=1e-12) and isinstance(our_factor, float)
     return float(np.max(np.abs(ours - theirs) / theirs))
@@ -81,8 +68,8 @@ def largest_relative_difference(transformers_rope, head_dim, base, scaling, seq_
 
 @pytest.mark.parametrize("head_dim, base, scaling, seq_len", CASES,
                          ids=[f"{c[2]['rope_type']}-{i}" for i, c in enumerate(CASES)])
-def test_equal_to_transformers(transformers_rope, head_dim, base, scaling, seq_len):
-    assert largest_relative_difference(transformers_rope, head_dim, base, scaling, seq_len) < 1e-6
+def test_equal_to_transformers(rope_init_functions, head_dim, base, scaling, seq_len):
+    assert largest_relative_difference(rope_init_functions, head_dim, base, scaling, seq_len) < 1e-6
 
 
 def test_the_cases_cover_every_type_and_change_the_frequencies():
