@@ -35,8 +35,9 @@ class RotaryEmbedding(_PositionTables):
 
     The module has no parameters and nothing in ``state_dict``. Its table holds, for
     positions 0 to ``max_len - 1``, the sine (even columns) and cosine (odd columns) of
-    every angle: the sinusoidal encoding of width ``head_dim``, computed in float64 with
-    the same angles as :func:`posenc.rope` and rounded once to the working dtype (float64
+    every angle: the sinusoidal encoding of width ``head_dim`` (with a fixed ``scaling``: of
+    the scaled angles), computed in float64 with the same angles as :func:`posenc.rope` and
+    rounded once to the working dtype (float64
     for float64 inputs, float32 otherwise: float16 and bfloat16 inputs are rotated in
     float32 and the result rounded to their dtype), on the input's device, cached per
     (dtype, device) like :class:`posenc.pytorch.PositionalEncoding`'s, with the same growth
