@@ -63,3 +63,20 @@ def randn(*shape, seed=0, dtype=None):
 
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed),
                        dtype=dtype or torch.float32)
+
+
+def llama_config(head_dim, base, scaling):
+    """A Hugging Face ``LlamaConfig`` (transformers imported when called) whose
+    ``rope_parameters`` are posenc's ``scaling`` with ``rope_theta=base``. transformers reads the
+    original length of "dynamic" from ``max_position_embeddings``; for the other types the
+    longer length is ``factor`` times the original, as in the models' configs."""
+    from transformers import LlamaConfig
+
+    original = scaling.get("original_max_position_embeddings", 2048)
+    dynamic = scaling["rope_type"] == "dynamic"
+    parameters = {key: value for key, value in scaling.items()
+                  if not (dynamic and key == "original_max_position_embeddings")}
+    return LlamaConfig(hidden_size=4 * head_dim, num_attention_heads=4, head_dim=head_dim,
+                       num_key_value_heads=4,
+                       max_position_embeddings=original if dynamic else int(original * scaling["factor"]),
+                       rope_parameters={**parameters, "rope_theta": base})

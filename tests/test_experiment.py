@@ -228,6 +228,27 @@ def test_base_and_d_model_are_wired_in(encoding):
     assert wide.embed.weight.shape == (N_SYMBOLS, 48) and wide(x).shape == (2, 12, N_SYMBOLS + 1)
 
 
+def test_rope_scaling_is_wired_in():
+    """A model trained without scaling takes it by load_state_dict (the rotary embedding has no
+    weights); the scaled model gives other outputs, the same up to the original length for
+    dynamic NTK, and scaling with another encoding is refused."""
+    x = tokens()
+    plain = build_model("rope", "shift")
+    interpolated = build_model("rope", "shift", rope_scaling={"rope_type": "linear", "factor": 4.0})
+    interpolated.load_state_dict(plain.state_dict())
+    assert interpolated.rotary.scaling == {"rope_type": "linear", "factor": 4.0}
+    assert not torch.allclose(interpolated(x), plain(x))
+    dynamic = build_model("rope", "shift", rope_scaling={
+        "rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": x.shape[1]})
+    dynamic.load_state_dict(plain.state_dict())
+    torch.testing.assert_close(dynamic(x), plain(x))
+    with pytest.raises(ValueError, match="rope_scaling scales the frequencies of RoPE: it needs "
+                                         "encoding='rope', got encoding='sinusoidal'"):
+        build_model("sinusoidal", "shift", rope_scaling={"rope_type": "linear", "factor": 2.0})
+    with pytest.raises(ValueError, match="scaling of rope_type 'linear' needs the key"):
+        build_model("rope", "shift", rope_scaling={"rope_type": "linear"})
+
+
 def test_build_errors():
     with pytest.raises(ValueError, match="encoding must be one of 'none', 'learned', 'sinusoidal', "
                                          "'rope', 'alibi', got 'nope'"):

@@ -75,6 +75,10 @@ class Case:
         return tuple({axis: (q_len, k_len)[which] for axis, which in spec} for spec in self.dims)
 
 
+#: Scalings of a model trained on 8 positions, run past MAX_LEN (posenc.rope_frequencies).
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8}
+DYNAMIC = {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 8}
+
 CASES = {
     "PositionalEncoding": Case(lambda: PositionalEncoding(8, max_len=MAX_LEN),
                                lambda n: (randn(2, n, 8, seed=n),), [[(1, 0)]]),
@@ -84,6 +88,12 @@ CASES = {
     "RotaryEmbedding": Case(lambda: RotaryEmbedding(8, max_len=MAX_LEN, layout="half"),
                             lambda n: (randn(2, 2, n, 8, seed=n), randn(2, 2, n, 8, seed=n + 1)),
                             [[(2, 0)], [(2, 1)]]),
+    # Dynamic NTK: frequencies computed in every call from the sequence length (float64 in the
+    # graph), a path of its own. The fixed scalings (YaRN here) only change the table's numbers
+    # and multiply by a constant: they run in the inductor block and the far-offset export only.
+    "RotaryEmbedding(dynamic)": Case(
+        lambda: RotaryEmbedding(8, max_len=MAX_LEN, layout="half", scaling=DYNAMIC),
+        lambda n: (randn(2, 2, n, 8, seed=n), randn(2, 2, n, 8, seed=n + 1)), [[(2, 0)], [(2, 1)]]),
     "ALiBi": Case(lambda: ALiBi(4, max_len=MAX_LEN), lambda n: (randn(2, 4, n, n, seed=n),),
                   [[(2, 0), (3, 1)]], offset=False),
     "LearnedPositionalEmbedding": Case(lambda: LearnedPositionalEmbedding(8, max_len=MAX_LEN),
@@ -92,9 +102,15 @@ CASES = {
 }
 
 
+#: CASES and the cases of some tests only: YaRN's table and attention factor (see CASES).
+ALL_CASES = {**CASES, "RotaryEmbedding(yarn)": Case(
+    lambda: RotaryEmbedding(8, max_len=MAX_LEN, layout="half", scaling=YARN),
+    CASES["RotaryEmbedding"].inputs, CASES["RotaryEmbedding"].dims)}
+
+
 def fresh(name):
     torch.manual_seed(0)  # the learned table: the same weights in every fresh module
-    return CASES[name].make().eval()
+    return ALL_CASES[name].make().eval()
 
 
 def largest_difference(run, name):
@@ -150,12 +166,16 @@ class Block(torch.nn.Module):
         self.pe_seq_first = PositionalEncoding(8, max_len=MAX_LEN, batch_first=False)
         self.learned = LearnedPositionalEmbedding(8, max_len=64)
         self.rotary = RotaryEmbedding(8, max_len=MAX_LEN, layout="half")
+        self.yarn = RotaryEmbedding(8, max_len=MAX_LEN, scaling=YARN)
+        self.dynamic = RotaryEmbedding(8, max_len=MAX_LEN, scaling=DYNAMIC)
         self.alibi = ALiBi(2, max_len=MAX_LEN)
 
     def forward(self, x, offset):
         x = self.pe(x, offset) + self.learned(x) + self.pe_seq_first(x.transpose(0, 1)).transpose(0, 1)
         q = x.view(x.shape[0], x.shape[1], 2, 4).transpose(1, 2)  # (batch, heads, seq_len, 4)
         q, k = self.rotary(q.repeat(1, 1, 1, 2), q.repeat(1, 1, 1, 2), offset)
+        q, k = self.yarn(q, k, offset)
+        q, k = self.dynamic(q, k, offset)
         return self.alibi(q @ k.transpose(-2, -1))
 
 
@@ -181,10 +201,11 @@ def test_torch_export_dynamic_length(name, strict):
     assert largest_difference(lambda inputs: module(*inputs), name) == 0
 
 
-@pytest.mark.parametrize("name", ["PositionalEncoding", "RotaryEmbedding"])
+@pytest.mark.parametrize("name", ["PositionalEncoding", "RotaryEmbedding", "RotaryEmbedding(yarn)",
+                                  "RotaryEmbedding(dynamic)"])
 def test_torch_export_far_tensor_offset(name):
     """A tensor offset of 2**40 + 12345: every digit table used, within the documented bound."""
-    case = CASES[name]
+    case = ALL_CASES[name]
     inputs = case.inputs(5) + (torch.tensor(0),)
     exported = torch.export.export(fresh(name), inputs, strict=True,
                                    dynamic_shapes=case.dynamic_shapes() + (None,)).module()

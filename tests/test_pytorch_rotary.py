@@ -12,6 +12,7 @@ import posenc.relative  # noqa: E402
 from posenc.pytorch import RotaryEmbedding  # noqa: E402
 
 from hf_rope_reference import apply_rotary_pos_emb  # noqa: E402
+import reference  # noqa: E402
 from reference import exactly, randn  # noqa: E402
 
 
@@ -269,3 +270,100 @@ def test_rotary_axes_are_checked_where_the_shapes_allow():
     for bad, error in (("sbhd", ValueError), (2, TypeError)):
         with pytest.raises(error, match="axes must be 'bhsd'"):
             RotaryEmbedding(8, axes=bad)
+
+
+# --- RotaryEmbedding(scaling=...): longer contexts (posenc.rope_frequencies) ----------------------
+
+#: One setting of every type, for a model trained on 16 positions and run on 4 times as many.
+SCALINGS = {
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 16},
+    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16},
+    "llama3": {"rope_type": "llama3", "factor": 4.0, "original_max_position_embeddings": 16,
+               "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+}
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("offset", [0, 5000])
+@pytest.mark.parametrize("name", SCALINGS)
+def test_rotary_scaled_matches_numpy_in_float64(name, offset, layout):
+    """q and k of other lengths: each rotated for its own positions (for "dynamic", its own
+    sequence length offset + seq_len, as posenc.rope takes it)."""
+    rotary = RotaryEmbedding(16, max_len=8, layout=layout, scaling=SCALINGS[name])
+    q, k = randn(2, 3, 9, 16, seed=40, dtype=torch.float64), randn(2, 3, 4, 16, seed=41, dtype=torch.float64)
+    for got, x in zip(rotary(q, k, offset=offset), (q, k)):
+        expected = posenc.rope(x.numpy(), offset=offset, layout=layout, scaling=SCALINGS[name])
+        # dynamic: the same angles rounded in another order, within pos * 2**-50
+        np.testing.assert_allclose(got.numpy(), expected, rtol=0, atol=1e-15 + (offset + 9) * 2.0**-50)
+    assert f"scaling={rotary.scaling!r}" in repr(rotary)
+
+
+@pytest.fixture(scope="module")
+def llama_rotary():
+    """transformers' ``(LlamaRotaryEmbedding, apply_rotary_pos_emb)``, imported once (1.5 s)."""
+    pytest.importorskip("transformers")
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb as hf_apply
+    return LlamaRotaryEmbedding, hf_apply
+
+
+@pytest.mark.parametrize("name", SCALINGS)
+def test_rotary_scaled_equals_transformers(llama_rotary, name):
+    """layout="half": transformers' rotary embedding (cos and sin times its attention factor)
+    then apply_rotary_pos_emb, on 40 positions of a model trained on 16, one row left-padded.
+    transformers computes its angles in float32, hence the tolerance."""
+    LlamaRotaryEmbedding, hf_apply = llama_rotary
+    q, k = randn(2, 4, 40, 16, seed=42), randn(2, 4, 40, 16, seed=43)
+    position_ids = torch.stack((torch.arange(40), (torch.arange(40) - 5).clamp(min=0)))
+    theirs = LlamaRotaryEmbedding(reference.llama_config(16, 10000.0, SCALINGS[name]))
+    cos, sin = theirs(q, position_ids)
+    expected = hf_apply(q, k, cos, sin)
+    rotary = RotaryEmbedding(16, layout="half", scaling=SCALINGS[name])
+    for got, want in zip(rotary(q, k, positions=position_ids), expected):
+        torch.testing.assert_close(got, want, rtol=0, atol=2e-5)
+    assert (rotary.attention_factor != 1.0) == (name == "yarn")
+
+
+def test_rotary_dynamic_follows_the_length_of_each_call():
+    """Up to the original length, dynamic is plain RoPE; past it, the longer the sequence the
+    slower its pairs turn; no call changes the next one (no state)."""
+    dynamic = RotaryEmbedding(16, scaling=SCALINGS["dynamic"])
+    x = randn(1, 64, 16, seed=44, dtype=torch.float64)
+    torch.testing.assert_close(dynamic.rotate(x[:, :16]), RotaryEmbedding(16).rotate(x[:, :16]),
+                               rtol=0, atol=1e-15)
+    long = dynamic.rotate(x)
+    assert not torch.allclose(long[:, :16], dynamic.rotate(x[:, :16]))
+    torch.testing.assert_close(dynamic.rotate(x[:, :16]), RotaryEmbedding(16).rotate(x[:, :16]),
+                               rtol=0, atol=1e-15)
+    torch.testing.assert_close(dynamic.rotate(x), long, rtol=0, atol=0)
+    # positions: the sequence length is the largest position plus one, offset + seq_len alike
+    torch.testing.assert_close(dynamic.rotate(x[:, 60:], positions=torch.arange(60, 64)),
+                               dynamic.rotate(x[:, 60:], offset=60), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", [None, "linear", "yarn", "llama3"])
+def test_rotary_scaled_exact_to_float32_at_long_positions(name):
+    """The fixed scalings keep the table's exactness: the float32 values nearest to the
+    float64 cosine and sine of the scaled angles, however far the position (then times the
+    attention factor, in float32)."""
+    scaling = SCALINGS.get(name)
+    rotary = RotaryEmbedding(8, max_len=4, scaling=scaling)
+    frequencies, factor = posenc.rope_frequencies(8, scaling=scaling)
+    x = torch.ones(3, 8)
+    for start in (10**6, 10**9, 2**40):
+        got = rotary.rotate(x, offset=start).numpy()
+        angles = (start + np.arange(3.0))[:, None] * frequencies
+        cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+        np.testing.assert_array_equal(got[:, 0::2], (cos - sin) * np.float32(factor))
+        np.testing.assert_array_equal(got[:, 1::2], (sin + cos) * np.float32(factor))
+
+
+def test_rotary_scaling_errors():
+    with pytest.raises(ValueError, match="scaling\\['rope_type'\\] must be one of"):
+        RotaryEmbedding(8, scaling={"rope_type": "ntk", "factor": 2.0})
+    with pytest.raises(TypeError, match="scaling must be None or a dict"):
+        RotaryEmbedding(8, scaling=4.0)
+    with pytest.raises(ValueError, match="offset must be an integer >= 0, got -1"):
+        RotaryEmbedding(8, scaling=SCALINGS["dynamic"]).rotate(torch.zeros(3, 8), offset=torch.tensor(-1))
+    with pytest.raises(ValueError, match="positions must be >= 0, got a minimum of -2"):
+        RotaryEmbedding(8, scaling=SCALINGS["dynamic"]).rotate(torch.zeros(3, 8), positions=torch.tensor([0, -2, 1]))

@@ -106,8 +106,8 @@ def test_grows_past_max_len(seq_len, offset, grown):
 
 def test_growth_computes_one_table(host_computations, monkeypatch):
     far_rows = []
-    monkeypatch.setattr(posenc.pytorch._tables, "encoding_at",
-                        lambda *a: far_rows.append(a) or posenc.encoding.encoding_at(*a))
+    monkeypatch.setattr(posenc.pytorch._tables, "sines_and_cosines_at",
+                        lambda *a: far_rows.append(a) or posenc.encoding.sines_and_cosines_at(*a))
     module = PositionalEncoding(8, max_len=10)
     out = module(torch.zeros(1, 15, 8))
     module(torch.zeros(1, 15, 8))

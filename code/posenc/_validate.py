@@ -47,6 +47,22 @@ def check_int(name: str, value, *, minimum: int | None = 0) -> int:
     return value
 
 
+def check_head_dim(name: str, value) -> int:
+    """Return ``value`` as an ``int`` after checking it is even and >= 2 (a number of pairs).
+
+    Raises:
+        TypeError: ``value`` is not an integer.
+        ValueError: ``value`` is odd or smaller than 2; rotations act on pairs of
+            coordinates, so a vector of odd width has one coordinate with no partner.
+    """
+    value = check_int(name, value, minimum=None)
+    if value < 2 or value % 2:
+        raise ValueError(
+            f"{name} must be even and >= 2 (RoPE rotates pairs of coordinates), got {value}"
+        )
+    return value
+
+
 def check_base(base) -> float:
     """Return ``base`` as a Python ``float`` after checking it is finite and > 1.
 

@@ -251,7 +251,22 @@ def encoding_at(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
     Returns:
         ``numpy.ndarray`` of shape ``positions.shape + (d_model,)``, dtype ``float64``.
     """
-    frequencies = angular_frequencies(d_model, base=base)
+    return sines_and_cosines_at(positions, angular_frequencies(d_model, base=base))
+
+
+def sines_and_cosines_at(positions: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
+    """``sin(pos * w_j)`` in the even columns ``j``, ``cos(pos * w_j)`` in the odd ones, in float64.
+
+    :func:`encoding_at` with any angular frequencies ``w`` (e.g. the scaled ones of
+    :func:`posenc.rope_frequencies`, each repeated for the two columns of its pair).
+
+    Args:
+        positions: integer ``numpy.ndarray`` of any shape, entries in ``[0, 2**53]``.
+        frequencies: float64 ``numpy.ndarray`` of shape ``(width,)``, radians per position.
+
+    Returns:
+        ``numpy.ndarray`` of shape ``positions.shape + (width,)``, dtype ``float64``.
+    """
     angles = positions.astype(np.float64)[..., np.newaxis] * frequencies
     values = np.empty_like(angles)
     values[..., 0::2] = np.sin(angles[..., 0::2])

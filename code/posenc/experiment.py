@@ -190,7 +190,8 @@ class TinyTransformer(nn.Module):
     - ``"sinusoidal"``: the encoding of Vaswani et al. 2017 added to the token embeddings
       (any length; the table grows).
     - ``"rope"``: queries and keys of every layer rotated (Su et al. 2021); scores depend on
-      the distance between positions only.
+      the distance between positions only. ``rope_scaling`` stretches its frequencies for
+      longer sequences (:func:`posenc.rope_frequencies`).
     - ``"alibi"``: ``-slope[h] * |i - j|`` added to the scores of head ``h`` in every layer
       (Press et al. 2022). In an encoder this bias is symmetric: it gives the distance
       between two tokens but not which one comes first.
@@ -206,7 +207,8 @@ class TinyTransformer(nn.Module):
     but ``encoding`` and ``task`` are keyword only: a third positional argument is a
     ``TypeError`` whose message gives the keyword call (reading the value as ``max_len``).
     Attributes: ``encoding``, ``task``, ``d_model``, ``n_heads``, ``n_layers``, ``max_len``,
-    ``base``, ``causal``.
+    ``base``, ``causal``, ``rotary`` (the :class:`posenc.pytorch.RotaryEmbedding` of
+    ``"rope"``, else ``None``).
 
     Shapes:
         ``forward(tokens)``: ``tokens`` of shape ``(batch, seq_len)``, an integer dtype,
@@ -223,7 +225,7 @@ class TinyTransformer(nn.Module):
     @keyword_max_len
     def __init__(self, encoding: str, task: str, *, d_model: int = 32, n_heads: int = 4,
                  n_layers: int = 1, max_len: int = 64, base: float = 10000.0,
-                 causal: bool = False) -> None:
+                 causal: bool = False, rope_scaling: dict | None = None) -> None:
         super().__init__()
         if not isinstance(causal, bool):
             raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
@@ -239,6 +241,9 @@ class TinyTransformer(nn.Module):
         if encoding == "rope" and (d_model // n_heads) % 2:
             raise ValueError(f"'rope' rotates pairs of coordinates: the head width "
                              f"d_model // n_heads = {d_model // n_heads} must be even")
+        if rope_scaling is not None and encoding != "rope":
+            raise ValueError(f"rope_scaling scales the frequencies of RoPE: it needs "
+                             f"encoding='rope', got encoding={encoding!r}")
         self.encoding, self.task = encoding, task
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
         self.max_len, self.base, self.causal = max_len, base, causal
@@ -251,7 +256,8 @@ class TinyTransformer(nn.Module):
             nn.init.normal_(self.position.embedding.weight, mean=0.0, std=2 ** -0.5)
         elif encoding == "sinusoidal":
             self.position = PositionalEncoding(d_model, max_len=max_len, base=base)
-        self.rotary = RotaryEmbedding(d_model // n_heads, base=base) if encoding == "rope" else None
+        self.rotary = (RotaryEmbedding(d_model // n_heads, base=base, scaling=rope_scaling)
+                       if encoding == "rope" else None)
         self.layers = nn.ModuleList(_Block(d_model, n_heads) for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, n_classes(task))
@@ -317,6 +323,7 @@ def build_model(
     max_len: int = 64,
     base: float = 10000.0,
     causal: bool = False,
+    rope_scaling: dict | None = None,
     seed: int = 0,
 ) -> TinyTransformer:
     """Build a freshly initialised :class:`TinyTransformer` for ``task`` with ``encoding``.
@@ -339,22 +346,30 @@ def build_model(
             both papers), a finite ``float > 1``; ignored by the other encodings.
         causal: ``True`` for a causal mask in every layer (position ``p`` attends to positions
             ``0 .. p`` only), ``False`` (the default) for an encoder.
+        rope_scaling: ``None`` (default) or, with ``"rope"`` only, a dict of
+            :func:`posenc.rope_frequencies` passed to the model's
+            :class:`posenc.pytorch.RotaryEmbedding` as ``scaling`` (a longer context: position
+            interpolation, dynamic NTK, YaRN, Llama 3). It has no weights: a model trained
+            without it takes it by ``load_state_dict`` into a model built with it.
         seed: seed of the initial weights, an ``int >= 0``.
 
     Returns:
         A :class:`TinyTransformer` in training mode, float32, on the CPU.
 
     Raises:
-        TypeError: an integer argument is not an int, ``base`` is not a real number, or
-            ``causal`` is not a bool.
+        TypeError: an integer argument is not an int, ``base`` is not a real number,
+            ``causal`` is not a bool, or ``rope_scaling`` is not a dict.
         ValueError: unknown ``encoding`` or ``task``; a size < 1; ``d_model`` not divisible
-            by ``n_heads``; an odd head width with ``"rope"``; a bad ``base``.
+            by ``n_heads``; an odd head width with ``"rope"``; a bad ``base``; a
+            ``rope_scaling`` with another encoding than ``"rope"`` or not valid (see
+            :func:`posenc.rope_frequencies`).
     """
     seed = check_int("seed", seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyTransformer(encoding, task, d_model=d_model, n_heads=n_heads,
-                               n_layers=n_layers, max_len=max_len, base=base, causal=causal)
+                               n_layers=n_layers, max_len=max_len, base=base, causal=causal,
+                               rope_scaling=rope_scaling)
 
 
 @contextlib.contextmanager

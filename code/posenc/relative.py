@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_base, check_int
+from ._validate import check_base, check_head_dim, check_int
 from .encoding import angular_frequencies
+from .rope_scaling import rope_frequencies
 
 #: The two ways of pairing the ``d`` coordinates of a vector for :func:`rope`.
 LAYOUTS = ("interleaved", "half")
@@ -45,46 +46,36 @@ def check_layout(layout) -> str:
     return layout
 
 
-def check_head_dim(name: str, value) -> int:
-    """Return ``value`` as an ``int`` after checking it is even and >= 2 (a number of pairs).
-
-    Raises:
-        TypeError: ``value`` is not an integer.
-        ValueError: ``value`` is odd or smaller than 2; rotations act on pairs of
-            coordinates, so a vector of odd width has one coordinate with no partner.
-    """
-    value = check_int(name, value, minimum=None)
-    if value < 2 or value % 2:
-        raise ValueError(
-            f"{name} must be even and >= 2 (RoPE rotates pairs of coordinates), got {value}"
-        )
-    return value
-
-
 def rope_cos_sin(
-    seq_len: int, head_dim: int, *, base: float = 10000.0, offset: int = 0
+    seq_len: int, head_dim: int, *, base: float = 10000.0, offset: int = 0,
+    scaling: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cosine and sine of every RoPE angle, one row per position and one column per pair.
 
     The angle of pair ``i`` at row ``r`` is ``(offset + r) * base ** (-2i / head_dim)``:
     the position times the angular frequency of pair ``i`` in the sinusoidal encoding
     (:func:`posenc.angular_frequencies`). :func:`rope` and ``posenc.pytorch.RotaryEmbedding``
-    both rotate with these tables.
+    both rotate with these tables. With ``scaling``, the frequencies are those of
+    :func:`posenc.rope_frequencies` (for ``"dynamic"``, at the sequence length ``offset +
+    seq_len``) and both tables are multiplied by its attention factor, as Hugging Face
+    ``transformers`` multiplies its ``cos`` and ``sin``.
 
     Args:
         seq_len: number of positions (rows), an ``int >= 0``.
         head_dim: width of the vectors to rotate, an even ``int >= 2``.
         base: the constant of the formula (10000 in RoFormer), a finite ``float > 1``.
         offset: position of the first row, an ``int >= 0``.
+        scaling: ``None`` or a dict of :func:`posenc.rope_frequencies`.
 
     Returns:
         ``(cos, sin)``: two ``numpy.ndarray`` of shape ``(seq_len, head_dim // 2)``, dtype
         ``float64`` (angles in radians, computed in float64).
 
     Raises:
-        TypeError: an integer argument is not an integer, or ``base`` is not a real number.
+        TypeError: an integer argument is not an integer, ``base`` is not a real number, or
+            ``scaling`` is not valid (see :func:`posenc.rope_frequencies`).
         ValueError: ``seq_len`` or ``offset`` is negative, ``head_dim`` is odd or < 2,
-            or ``base`` is not finite and > 1.
+            ``base`` is not finite and > 1, or ``scaling`` is not valid.
 
     Source: Su et al. 2021, RoFormer, section 3.2 (``theta_i = 10000^(-2(i-1)/d)`` for
     ``i = 1 .. d/2``: the pairs are counted from 1 there, from 0 here).
@@ -92,12 +83,19 @@ def rope_cos_sin(
     seq_len = check_int("seq_len", seq_len)
     head_dim = check_head_dim("head_dim", head_dim)
     offset = check_int("offset", offset)
-    omega = angular_frequencies(head_dim, base=base)[0::2]  # one per pair
+    if scaling is None:
+        omega, attention_factor = angular_frequencies(head_dim, base=base)[0::2], 1.0  # per pair
+    else:
+        omega, attention_factor = rope_frequencies(head_dim, base=base, scaling=scaling,
+                                                   seq_len=offset + seq_len)
     angles = (offset + np.arange(seq_len, dtype=np.float64))[:, np.newaxis] * omega
-    return np.cos(angles), np.sin(angles)
+    if attention_factor == 1.0:
+        return np.cos(angles), np.sin(angles)
+    return attention_factor * np.cos(angles), attention_factor * np.sin(angles)
 
 
-def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleaved") -> np.ndarray:
+def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleaved",
+         scaling: dict | None = None) -> np.ndarray:
     """Rotary position embedding (RoPE): rotate each pair of coordinates by its position's angle.
 
     Row ``r`` of ``x`` (the vector at position ``pos = offset + r``) has its pair ``i``
@@ -116,6 +114,11 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
     The two layouts give the same attention scores up to one fixed permutation of the
     ``d`` coordinates, but they are not interchangeable for trained weights.
 
+    With ``scaling`` (a model stretched past its trained length), ``w_i`` are the scaled
+    frequencies of :func:`posenc.rope_frequencies` and the result is multiplied by its
+    attention factor (YaRN's; 1 otherwise), as Hugging Face ``transformers`` does; for
+    ``"dynamic"``, the sequence length is ``offset + seq_len``.
+
     As a matrix acting on column vectors, the rotation of position ``pos`` is
     ``R_pos = posenc.shift_matrix(-pos, d)`` (interleaved layout); on a row vector ``x``,
     ``rope`` computes ``x @ R_pos.T``. Applied to queries and keys, the dot product
@@ -131,6 +134,9 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
         offset: position of the first row, an ``int >= 0`` (e.g. the number of tokens
             already in a KV cache).
         layout: ``"interleaved"`` (default) or ``"half"``, see above.
+        scaling: ``None`` (default) or a dict of :func:`posenc.rope_frequencies` (Hugging
+            Face's ``rope_parameters`` without ``rope_theta``), e.g. ``{"rope_type": "yarn",
+            "factor": 4.0, "original_max_position_embeddings": 4096}``.
 
     Returns:
         ``numpy.ndarray`` of the same shape and dtype as ``x`` (a new array). Angles are
@@ -144,12 +150,14 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
             numbers), ``offset`` is not an integer, ``base`` is not a real number, or
             ``layout`` is not a string.
         ValueError: ``x`` has fewer than 2 dimensions, its last dimension is odd or 0,
-            ``offset`` is negative, ``base`` is not finite and > 1, or ``layout`` is
-            neither ``"interleaved"`` nor ``"half"``.
+            ``offset`` is negative, ``base`` is not finite and > 1, ``layout`` is
+            neither ``"interleaved"`` nor ``"half"``, or ``scaling`` is not valid (the
+            errors of :func:`posenc.rope_frequencies`, ``TypeError`` included).
 
     Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position
     Embedding", sections 3.2 and 3.4.2; the half-split pairing from Black et al. 2022,
-    "GPT-NeoX-20B: An Open-Source Autoregressive Language Model".
+    "GPT-NeoX-20B: An Open-Source Autoregressive Language Model"; the scalings: see
+    :func:`posenc.rope_frequencies`.
     """
     x = np.asarray(x)
     if x.dtype.kind != "f":
@@ -168,7 +176,7 @@ def rope(x, *, base: float = 10000.0, offset: int = 0, layout: str = "interleave
             f"x's last dimension must be even and >= 2 (RoPE rotates pairs of coordinates), "
             f"got {d}"
         )
-    cos, sin = rope_cos_sin(seq_len, d, base=base, offset=offset)
+    cos, sin = rope_cos_sin(seq_len, d, base=base, offset=offset, scaling=scaling)
     return rotate_pairs(x, cos, sin, layout)
 
 

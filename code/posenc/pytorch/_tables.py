@@ -19,7 +19,7 @@ from torch import nn
 
 from .._digits import compose, digit_count, digit_steps, digit_table
 from .._validate import check_base, check_int, check_position_range, check_window
-from ..encoding import angular_frequencies, encoding_at, float32_round_to_odd
+from ..encoding import angular_frequencies, float32_round_to_odd, sines_and_cosines_at
 
 
 def _check_dtype(dtype) -> torch.dtype:
@@ -157,9 +157,14 @@ class _PositionTables(nn.Module):
         self._tables: OrderedDict[tuple[torch.dtype, torch.device], torch.Tensor] = OrderedDict()
         self._far_tables: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
 
+    def _column_frequencies(self) -> np.ndarray:
+        """The float64 angular frequency of every column, shape ``(width,)``: here those of
+        the sinusoidal encoding (the two columns of a pair share theirs)."""
+        return angular_frequencies(self._width, base=self.base)
+
     def _values_at(self, positions: np.ndarray) -> np.ndarray:
         """Float64 rows for integer positions: shape ``positions.shape + (width,)``."""
-        return encoding_at(positions, self._width, self.base)
+        return sines_and_cosines_at(positions, self._column_frequencies())
 
     def _compute(self, length: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         return _from_float64(self._values_at(np.arange(length)), dtype, device)
@@ -215,7 +220,7 @@ class _PositionTables(nn.Module):
 
     @torch.compiler.disable  # host (NumPy) work: never traced
     def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> tuple:
-        frequencies = angular_frequencies(self._width, base=self.base)[0::2]
+        frequencies = self._column_frequencies()[0::2]
         n_digits = digit_count(64)
         table = torch.from_numpy(digit_table(frequencies, n_digits)).to(device=device, dtype=dtype)
         steps = (torch.from_numpy(step).to(device) for step in digit_steps(n_digits, np.int64))

@@ -5,12 +5,16 @@ The formula lives in :mod:`posenc.relative` (NumPy, float64); the module applies
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .._validate import keyword_max_len
-from ..relative import check_head_dim, check_layout
-from ._tables import _check_positions, _check_sequence, _PositionTables, _static_shape
+from .._validate import (check_head_dim, check_int, check_position_range, check_window,
+                         keyword_max_len)
+from ..relative import check_layout
+from ..rope_scaling import check_scaling, rope_frequencies
+from ._tables import (_check_positions, _check_sequence, _check_tensor_offset, _PositionTables,
+                      _static, _static_shape, _tracing)
 
 
 #: Axis orders of :class:`RotaryEmbedding`'s queries and keys.
@@ -31,8 +35,9 @@ class RotaryEmbedding(_PositionTables):
 
     The module has no parameters and nothing in ``state_dict``. Its table holds, for
     positions 0 to ``max_len - 1``, the sine (even columns) and cosine (odd columns) of
-    every angle: the sinusoidal encoding of width ``head_dim``, computed in float64 with
-    the same angles as :func:`posenc.rope` and rounded once to the working dtype (float64
+    every angle: the sinusoidal encoding of width ``head_dim`` (with a fixed ``scaling``: of
+    the scaled angles), computed in float64 with the same angles as :func:`posenc.rope` and
+    rounded once to the working dtype (float64
     for float64 inputs, float32 otherwise: float16 and bfloat16 inputs are rotated in
     float32 and the result rounded to their dtype), on the input's device, cached per
     (dtype, device) like :class:`posenc.pytorch.PositionalEncoding`'s, with the same growth
@@ -53,6 +58,10 @@ class RotaryEmbedding(_PositionTables):
             ``(batch, heads, seq_len, head_dim)``, the sequence on axis -2; also any
             ``(..., seq_len, head_dim)``) or ``"bshd"`` (``(batch, seq_len, heads,
             head_dim)``, the sequence on axis -3).
+        scaling: keyword only, ``None`` (default) or a dict of
+            :func:`posenc.rope_frequencies`, e.g. ``{"rope_type": "llama3", "factor": 8.0,
+            "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0}`` (see "Scaling" below).
 
     Axes of the popular implementations (a tensor of the other order runs without error
     whenever its sizes allow, rotating heads as if they were positions: pick ``axes`` to
@@ -86,18 +95,40 @@ class RotaryEmbedding(_PositionTables):
     ``max_len`` rows are looked up, rows past it are computed in the graph within
     ``2**-20 + pos * 2**-52`` of eager (see :mod:`posenc._digits`).
 
+    Scaling (``scaling=``, a model run past the length it was trained on): the frequencies
+    of :func:`posenc.rope_frequencies` with the same dict (Hugging Face ``transformers``'
+    ``rope_parameters`` without ``rope_theta``) replace ``base ** (-2i / head_dim)``, and the
+    rotated vectors are multiplied by its attention factor (YaRN's; 1 otherwise), as
+    ``transformers`` multiplies its ``cos`` and ``sin``: with ``layout="half"``, ``rotate``
+    equals ``transformers``' rotary embedding (e.g. ``LlamaRotaryEmbedding`` with that
+    ``rope_parameters``) followed by ``apply_rotary_pos_emb``, within float32 rounding
+    (``tests/test_pytorch_rotary.py``). ``"linear"``, ``"yarn"`` and ``"llama3"`` have fixed
+    frequencies: the table, its exactness and every shipping path above are as without
+    scaling. ``"dynamic"`` (dynamic NTK) has frequencies that depend on the sequence length
+    ``n``, taken in each call as the largest position rotated plus one (``offset + seq_len``,
+    or ``positions.max() + 1`` over the whole batch), as ``transformers`` computes it from
+    ``position_ids``; the rows are then computed in every call, in float64 from the position
+    and the frequencies (eagerly and in graphs alike: no table, ``max_len`` unused), and
+    rounded once to the working dtype; the module keeps no state between calls, where
+    ``transformers``' module keeps the frequencies of the longest sequence it has seen until
+    a sequence shorter than ``original_max_position_embeddings`` resets them. With a KV
+    cache, keys rotated in earlier calls keep the frequencies of their call. The float64
+    rows need a device with float64 (not Apple's MPS).
+
     Raises:
-        TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope`; a
-            positional ``max_len`` is a ``TypeError`` saying what to write) or a bad input to
-            :meth:`rotate` / :meth:`forward`.
+        TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope` and
+            :func:`posenc.rope_frequencies`; a positional ``max_len`` is a ``TypeError``
+            saying what to write) or a bad input to :meth:`rotate` / :meth:`forward`.
 
     Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position
-    Embedding", sections 3.2 and 3.4.2; the half layout from Black et al. 2022 (GPT-NeoX).
+    Embedding", sections 3.2 and 3.4.2; the half layout from Black et al. 2022 (GPT-NeoX);
+    the scalings: see :func:`posenc.rope_frequencies`.
     """
 
     @keyword_max_len
     def __init__(self, head_dim: int, *, max_len: int = 5000, base: float = 10000.0,
-                 layout: str = "interleaved", axes: str = "bhsd") -> None:
+                 layout: str = "interleaved", axes: str = "bhsd", scaling: dict | None = None
+                 ) -> None:
         head_dim = check_head_dim("head_dim", head_dim)
         super().__init__(head_dim, max_len, base)
         self.head_dim = head_dim
@@ -107,10 +138,73 @@ class RotaryEmbedding(_PositionTables):
                 f"axes must be 'bhsd' (batch, heads, seq_len, head_dim) or 'bshd' (batch, "
                 f"seq_len, heads, head_dim), got {type(axes).__name__} {axes!r}")
         self.axes = axes
+        #: The validated scaling dict (defaults filled in), or None.
+        self.scaling = check_scaling(scaling)
+        self._dynamic = self.scaling is not None and self.scaling["rope_type"] == "dynamic"
+        # "dynamic": the frequencies up to its original length (unscaled); scaled per call.
+        self._frequencies, self.attention_factor = rope_frequencies(
+            head_dim, base=self.base, scaling=self.scaling,
+            seq_len=0 if self._dynamic else None)
+        self._dynamic_constants: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
         self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
+
+    def _column_frequencies(self) -> np.ndarray:
+        return np.repeat(self._frequencies, 2)  # both columns of a pair
 
     def _table_dtype(self, dtype: torch.dtype) -> torch.dtype:
         return torch.float64 if dtype == torch.float64 else torch.float32
+
+    def _far_constants(self, dtype: torch.dtype, device: torch.device):
+        # Prepared, like the far rows' constants, before tracing and on .to(device).
+        if self._dynamic:
+            self._dynamic_constants_on(device)
+        return super()._far_constants(dtype, device)
+
+    @torch.compiler.disable  # host (NumPy) work: never traced
+    def _compute_dynamic_constants(self, device: torch.device) -> tuple:
+        exponents = np.arange(self.head_dim // 2, dtype=np.float64) * 2.0
+        exponents /= max(self.head_dim - 2, 1)  # head_dim 2: one pair, exponent 0
+        return tuple(_static(torch.from_numpy(values).to(device))
+                     for values in (self._frequencies, exponents))
+
+    def _dynamic_constants_on(self, device: torch.device) -> tuple:
+        """``(frequencies, exponents)`` of every pair, float64, on ``device``, cached."""
+        constants = self._dynamic_constants.get(device)
+        if constants is None:
+            constants = self._dynamic_constants[device] = self._compute_dynamic_constants(device)
+        return constants
+
+    def _dynamic_rows(self, positions: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """Rows of dynamic NTK for int64 ``positions`` (any shape), computed in float64:
+        ``base`` grows to ``base * s ** (d / (d - 2))`` with ``s = max(1, f * n / L - (f -
+        1))``, so the frequency of pair ``i`` is ``w_i * s ** (-2i / (d - 2))``."""
+        frequencies, exponents = self._dynamic_constants_on(positions.device)
+        factor = self.scaling["factor"]
+        original = self.scaling["original_max_position_embeddings"]
+        longest = torch.cat((positions.reshape(-1), positions.new_zeros(1))).max() + 1
+        stretch = (factor * longest.to(torch.float64) / original - (factor - 1.0)).clamp(min=1.0)
+        angles = positions.to(torch.float64)[..., None] * (frequencies * stretch ** -exponents)
+        return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(dtype)
+
+    def _dynamic_positions(self, x: torch.Tensor, offset, positions) -> torch.Tensor:
+        """The int64 positions of ``x``'s rows for the dynamic rows (checked as in
+        :meth:`_rows` and :meth:`_rows_at`)."""
+        if positions is not None:
+            positions = positions.to(x.device)
+            if not _tracing() and positions.numel() and positions.device.type != "meta":
+                check_position_range(int(positions.min()), int(positions.max()))
+            return positions
+        seq_len = x.shape[-2]
+        if isinstance(offset, torch.Tensor):
+            offset = _check_tensor_offset(offset)
+            if not _tracing() and offset.device.type != "meta":
+                check_int("offset", int(offset))
+                check_window(int(offset), int(seq_len))
+            return offset.to(x.device) + torch.arange(seq_len, device=x.device)
+        if not _tracing():
+            offset = check_int("offset", offset)
+            check_window(offset, seq_len)
+        return offset + torch.arange(seq_len, device=x.device)
 
     def rotate(self, x: torch.Tensor, offset=0, *, positions: torch.Tensor | None = None
                ) -> torch.Tensor:
@@ -165,6 +259,8 @@ class RotaryEmbedding(_PositionTables):
         columns, cosines in the odd ones, in the dtype :meth:`_turn` computes in."""
         work_dtype = self._table_dtype(x.dtype)
         if positions is None:
+            if self._dynamic:
+                return self._dynamic_rows(self._dynamic_positions(x, offset, None), work_dtype)
             return self._rows(offset, x.shape[-2], work_dtype, x.device)
         if isinstance(offset, torch.Tensor) or not (isinstance(offset, int) and offset == 0):
             raise ValueError("pass either offset or positions, not both")
@@ -177,6 +273,8 @@ class RotaryEmbedding(_PositionTables):
                 f"{error}; this module reads the sequence from axis "
                 f"{-2 if self.axes == 'bhsd' else -3} of x (axes={self.axes!r}), and "
                 f"2-D positions of a 4-D x as (batch, seq_len)") from None
+        if self._dynamic:
+            return self._dynamic_rows(self._dynamic_positions(x, 0, positions), work_dtype)
         return self._rows_at(positions, work_dtype, x.device)
 
     def _turn(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -191,6 +289,8 @@ class RotaryEmbedding(_PositionTables):
         else:
             first, second = work.chunk(2, dim=-1)
             out = torch.cat((first * cos - second * sin, first * sin + second * cos), dim=-1)
+        if self.attention_factor != 1.0:
+            out = out * self.attention_factor
         return out.to(x.dtype)
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, offset=0,
@@ -219,5 +319,6 @@ class RotaryEmbedding(_PositionTables):
 
     def extra_repr(self) -> str:
         return (f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}"
-                + ("" if self.axes == "bhsd" else f", axes={self.axes!r}"))
+                + ("" if self.axes == "bhsd" else f", axes={self.axes!r}")
+                + ("" if self.scaling is None else f", scaling={self.scaling!r}"))
 
