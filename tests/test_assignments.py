@@ -401,14 +401,21 @@ WRONG_ANSWERS = {
              "    RUNS[key] = run = _run(encoding, train_len, test_len, steps, seed, base)\n"
              "    return dict(run)\n\n\ndef _run(encoding, train_len, test_len, steps, seed, base):\n"
              "    model = ex.build_model(")]),
-        ("trained and tested on 16 tokens", "q2", [
-            ("def compare_encodings", "test_len=TEST_LEN", "test_len=TRAIN_LEN")]),
+        # Each wrong answer of q4 comes with one of q2 or q3 (another function, another question):
+        # the logits of the tokens not shuffled (a model without positions then looks order-aware),
+        # shuffled the inverse way, or the causal mask not passed to the model.
+        ("trained and tested on 16 tokens; logits shuffled the inverse way", ("q2", "q4"), [
+            ("def compare_encodings", "test_len=TEST_LEN", "test_len=TRAIN_LEN"),
+            ("def equivariance_gap", "model(tokens)[:, shuffle]", "model(tokens)[:, shuffle.argsort()]")]),
         ("learned measured without positions", "q2", [
             ("def compare_encodings", "run_experiment(encoding,", 'run_experiment({"learned": "none"}.get(encoding, encoding),')]),
-        ("rope mixed up with sinusoidal", "q2", [
-            ("def compare_encodings", "run_experiment(encoding,", 'run_experiment({"rope": "sinusoidal"}.get(encoding, encoding),')]),
-        ("sweep of sinusoidal instead of rope", "q3", [
-            ("def sweep_bases", 'run_experiment("rope",', 'run_experiment("sinusoidal",')]),
+        ("rope mixed up with sinusoidal; causal mask not passed", ("q2", "q4"), [
+            ("def compare_encodings", "run_experiment(encoding,", 'run_experiment({"rope": "sinusoidal"}.get(encoding, encoding),'),
+            ("def equivariance_gap", "ex.build_model(encoding, TASK, causal=causal, seed=seed)",
+             "ex.build_model(encoding, TASK, seed=seed)")]),
+        ("sweep of sinusoidal instead of rope; logits compared unshuffled", ("q3", "q4"), [
+            ("def sweep_bases", 'run_experiment("rope",', 'run_experiment("sinusoidal",'),
+            ("def equivariance_gap", "model(tokens)[:, shuffle]", "model(tokens)")]),
         ("sweep tested at the training length", "q3", [
             ("def sweep_bases", "test_len=64", "test_len=TRAIN_LEN")]),
         # Uncontrolled comparisons: each arm with a seed of its own (q2), each base (q3).
@@ -437,24 +444,15 @@ WRONG_ANSWERS = {
             ("def compare_encodings", "    return {encoding: run_experiment(", "    return {encoding: max((run_experiment("),
             ("def compare_encodings", "steps=steps, seed=seed)",
              "steps=steps, seed=seed + extra) for extra in range(3)), key=lambda run: run['test_acc'])")]),
-        # q4: the logits of the tokens not shuffled (a model without positions then looks
-        # order-aware), shuffled the inverse way, or the causal mask not passed to the model.
-        ("logits compared unshuffled", "q4", [
-            ("def equivariance_gap", "model(tokens)[:, shuffle]", "model(tokens)")]),
-        ("logits shuffled the inverse way", "q4", [
-            ("def equivariance_gap", "model(tokens)[:, shuffle]", "model(tokens)[:, shuffle.argsort()]")]),
-        ("causal mask not passed", "q4", [
-            ("def equivariance_gap", "ex.build_model(encoding, TASK, causal=causal, seed=seed)",
-             "ex.build_model(encoding, TASK, seed=seed)")]),
-        ("correct: index_select and NumPy for the gap", (), [
+        # NumPy floats (numpy.float64 is a float, and what np.mean returns): correct, full marks;
+        # the sealed grader receives them as they are.
+        # (and index_select and NumPy for q4's gap).
+        ("NumPy floats where floats are asked for", (), [
             ("def equivariance_gap", "        gap = model(tokens[:, shuffle]) - model(tokens)[:, shuffle]\n",
              "        shuffled_first = model(tokens.index_select(1, shuffle)).numpy()\n"
              "        shuffled_after = model(tokens).index_select(1, shuffle).numpy()\n"),
             ("def equivariance_gap", "    return gap.abs().max().item()",
-             "    import numpy as np\n    return float(np.max(np.abs(shuffled_after - shuffled_first)))")]),
-        # NumPy floats (numpy.float64 is a float, and what np.mean returns): correct, full marks;
-        # the sealed grader receives them as they are.
-        ("NumPy floats where floats are asked for", (), [
+             "    import numpy as np\n    return float(np.max(np.abs(shuffled_after - shuffled_first)))"),
             ("def run_experiment", "    model = ex.build_model(", "    import numpy as np\n    model = ex.build_model("),
             ("def run_experiment", '"train_acc": ex.evaluate(model, train_len)', '"train_acc": np.float64(ex.evaluate(model, train_len))'),
             ("def run_experiment", '"test_acc": ex.evaluate(model, test_len)', '"test_acc": np.mean([ex.evaluate(model, test_len)])'),
@@ -821,8 +819,8 @@ MESSAGES = {
         "every run with seed 0": ("q1", "the same run done step by step gives"),
         "a seed per encoding and per base": ("q2", "a controlled comparison trains each of the three encodings once"),
         "cherry-picked: the best of three seeds": ("q2", "trained 9 models"),
-        "logits compared unshuffled": ("q4", "shuffle the model's logits of the tokens along the sequence axis"),
-        "causal mask not passed": ("q4", "not the gap of that model"),
+        "sweep of sinusoidal instead of rope; logits compared unshuffled": ("q4", "shuffle the model's logits of the tokens along the sequence axis"),
+        "rope mixed up with sinusoidal; causal mask not passed": ("q4", "not the gap of that model"),
         "wrong default arguments": ("q1", "has the default 32, the question gives 16"),
         "a cache keyed without base": ("q1", "no result kept from another call"),
         "numbers typed in instead of run": ("q2", "trained 0 models"),
