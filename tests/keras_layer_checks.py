@@ -22,6 +22,22 @@ def numpy_of(tensor) -> np.ndarray:
     return ops.convert_to_numpy(tensor)
 
 
+def compiled(function, signature=None):
+    """``function`` compiled by the backend: XLA for TensorFlow (with ``signature``, a list
+    of ``tf.TensorSpec`` arguments ``(shape, dtype)``, sizes ``None`` unknown when traced)
+    and JAX, eager for PyTorch (whose ``jit_compile`` means minutes of torch.compile)."""
+    if BACKEND == "tensorflow":
+        import tensorflow as tf
+
+        specs = None if signature is None else [tf.TensorSpec(*spec) for spec in signature]
+        return tf.function(function, jit_compile=True, input_signature=specs)
+    if BACKEND == "jax":
+        import jax
+
+        return jax.jit(function)
+    return function
+
+
 def _dtype(tensor) -> str:
     return keras.backend.standardize_dtype(tensor.dtype)
 

@@ -22,7 +22,7 @@ from keras import ops, random  # noqa: E402
 from posenc.relative import rotate_pairs  # noqa: E402
 from posenc.tensorflow import RotaryEmbedding  # noqa: E402
 
-from keras_layer_checks import BACKEND, numpy_of, run_layer_test  # noqa: E402
+from keras_layer_checks import BACKEND, compiled, numpy_of, run_layer_test  # noqa: E402
 from reference import exactly, whole_line  # noqa: E402
 from third_party.keras_hub.rotary_embedding import RotaryEmbedding as KerasHubRotary  # noqa: E402
 
@@ -155,12 +155,15 @@ def rope_reference(x, positions, *, base=10000.0, scaling=None, layout="interlea
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "half"])
-def test_equals_posenc_rope(layout):
-    x = standard_normal((2, 3, 40, 8))  # (batch, heads, seq_len, head_dim)
+@pytest.mark.parametrize("start_index", [7, 100_000])
+def test_equals_posenc_rope(layout, start_index):
+    """Within the docstring's bound, 1e-6 + pos * 2**-22, for entries in [-1, 1]."""
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, 40, 8)).astype(np.float32)
     layer = RotaryEmbedding(layout=layout, sequence_axis=2, base=500.0)
-    got = numpy_of(layer(x, start_index=7))
-    assert np.abs(got - posenc.rope(x.astype(np.float64), base=500.0, offset=7,
-                                    layout=layout)).max() < 1e-5
+    got = numpy_of(layer(x, start_index=start_index))
+    expected = posenc.rope(x.astype(np.float64), base=500.0, offset=start_index, layout=layout)
+    positions = np.arange(start_index, start_index + 40)[:, None]
+    assert np.all(np.abs(got - expected) <= 1e-6 + positions * 2.0**-22)
 
 
 @once
@@ -212,24 +215,24 @@ def test_dynamic_scaling_follows_the_sequence_length(start_index):
         assert np.abs(expected - rope_reference(np.moveaxis(x, 1, 2), positions)).max() > 0.1
 
 
-def compiled(function):
-    """``function`` compiled by the backend: XLA for TensorFlow and JAX, eager for PyTorch."""
-    if BACKEND == "tensorflow":
-        import tensorflow as tf
-
-        return tf.function(function, jit_compile=True, reduce_retracing=True)
-    if BACKEND == "jax":
-        import jax
-
-        return jax.jit(function)
-    return function
+@once
+def test_dynamic_scaling_reads_the_length_from_positions():
+    """Hugging Face's length: the largest position plus one (here 25)."""
+    x = standard_normal((1, 10, 1, 16))
+    positions = np.arange(24, 14, -1)
+    got = numpy_of(RotaryEmbedding(scaling=DYNAMIC)(x, positions=positions))
+    expected = rope_reference(np.moveaxis(x, 1, 2), positions, scaling=DYNAMIC, seq_len=25)
+    assert np.abs(np.moveaxis(got, 1, 2) - expected).max() < 1e-5
 
 
 def test_tensor_start_index_in_a_compiled_step_equals_the_int():
+    """In a compiled function, under TensorFlow with a length unknown when traced: the
+    "dynamic" base follows the tensor start_index and the length."""
     layer = RotaryEmbedding(scaling=DYNAMIC)
-    x = standard_normal((2, 1, 3, 8))
-    step = compiled(lambda t, start: layer(t, start_index=start))
-    for start in (3, 40):
+    step = compiled(lambda t, start: layer(t, start_index=start),
+                    [((None, None, 3, 8), "float32"), ((), "int32")])
+    for start, length in ((3, 1), (40, 1)):
+        x = standard_normal((2, length, 3, 8))
         assert_close(step(x, ops.convert_to_tensor(start, "int32")), layer(x, start_index=start))
 
 
@@ -295,6 +298,14 @@ def test_bad_calls_are_refused(call, error, message):
     x = np.zeros((2, 4, 3, 6), "float32")  # (batch, seq_len, heads, head_dim)
     with pytest.raises(error, match=whole_line(message)):
         RotaryEmbedding()(x, **call)
+
+
+def test_batch_positions_need_the_batch_on_axis_0():
+    with pytest.raises(ValueError, match=whole_line(
+            "positions of shape (batch, seq_len) need the batch on axis 0 of inputs, but axis 0 "
+            "is the sequence or feature axis")):
+        RotaryEmbedding(sequence_axis=0)(np.zeros((4, 2, 6), "float32"),
+                                         positions=np.arange(4)[None])
 
 
 def test_integer_inputs_are_refused():

@@ -35,7 +35,7 @@ class ALiBi(keras.layers.Layer):
 
     Computation: the slopes are computed in float64 and rounded to float32 (float64 for a
     float64 layer); the bias is computed in that dtype in the graph (exact for a power of
-    two of heads, within one unit in the last place otherwise, for distances below
+    two of heads, within two units in the last place otherwise, for distances below
     ``2**24``) and rounded to the compute dtype. No weights; any ``k_len``, known or not
     when traced.
 

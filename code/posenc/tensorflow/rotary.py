@@ -151,7 +151,10 @@ class RotaryEmbedding(keras.layers.Layer):
         if positions is None:
             start = _scalar_index("start_index", start_index)
             length = ops.shape(x)[-2]
-            return ops.cast(ops.arange(length), work_dtype) + ops.cast(start, work_dtype)
+            positions = ops.arange(length, dtype=work_dtype)
+            if isinstance(start, int):
+                return positions + float(start) if start else positions
+            return positions + ops.cast(start, work_dtype)
         if ops.is_tensor(start_index) or not (isinstance(start_index, int) and start_index == 0):
             raise ValueError("pass either start_index or positions, not both")
         if isinstance(positions, (list, tuple, np.ndarray)):
@@ -204,12 +207,14 @@ class RotaryEmbedding(keras.layers.Layer):
             raise TypeError(f"inputs must be a floating-point tensor, got dtype {dtype}")
         sequence_axis, feature_axis, head_dim = self._axes(_static_shape(inputs))
         work_dtype = "float64" if self.compute_dtype == "float64" else "float32"
-        x = ops.cast(ops.moveaxis(inputs, (sequence_axis, feature_axis), (-2, -1)), work_dtype)
-        if positions is not None and len(positions.shape) == 2 and 0 in (sequence_axis,
-                                                                         feature_axis):
-            raise ValueError(f"positions of shape (batch, seq_len) need the batch on axis 0 of "
-                             f"inputs, but axis 0 is the sequence or feature axis")
+        rank = len(inputs.shape)
+        moved = (sequence_axis, feature_axis) != (rank - 2, rank - 1)
+        x = ops.moveaxis(inputs, (sequence_axis, feature_axis), (-2, -1)) if moved else inputs
+        x = x if dtype == work_dtype else ops.cast(x, work_dtype)
         pos = self._positions(x, start_index, positions, work_dtype)
+        if len(pos.shape) == 2 and 0 in (sequence_axis, feature_axis):
+            raise ValueError("positions of shape (batch, seq_len) need the batch on axis 0 of "
+                             "inputs, but axis 0 is the sequence or feature axis")
         frequencies, exponents, factor = self._constants(head_dim, work_dtype)
         if exponents is not None:  # "dynamic": the base grows with the sequence's length
             frequencies = frequencies * self._stretch(pos, work_dtype) ** exponents
@@ -226,8 +231,8 @@ class RotaryEmbedding(keras.layers.Layer):
         out = ops.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
         if self.layout == "interleaved":
             out = ops.take(out, np.argsort(order).astype("int32"), axis=-1)
-        out = ops.cast(out, self.compute_dtype)
-        return ops.moveaxis(out, (-2, -1), (sequence_axis, feature_axis))
+        out = out if self.compute_dtype == work_dtype else ops.cast(out, self.compute_dtype)
+        return ops.moveaxis(out, (-2, -1), (sequence_axis, feature_axis)) if moved else out
 
     def _stretch(self, pos, work_dtype: str):
         """``"dynamic"``: ``max(f * n / L - (f - 1), 1)`` for the sequence length ``n``."""
