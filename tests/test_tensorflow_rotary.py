@@ -198,6 +198,15 @@ def test_scaled_frequencies_and_attention_factor(name, layout):
     assert np.abs(np.moveaxis(numpy_of(got), 1, 2) - expected).max() < 1e-5
 
 
+@once
+def test_yarn_equals_keras_hubs():
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 300, 2, 64)).astype(np.float32)
+    scaling = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
+    expected = KerasHubRotary(scaling_factor=4.0, rope_type="yarn",
+                              original_max_position_embeddings=64)(x)
+    assert_close(RotaryEmbedding(layout="half", scaling=scaling)(x), expected, atol=2e-4, rtol=0)
+
+
 DYNAMIC = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16}
 
 

@@ -35,9 +35,11 @@ class RotaryEmbedding(keras.layers.Layer):
     "factor": f}, sequence_axis=s, feature_axis=a)`` gives the values of keras-hub's
     ``keras_hub.layers.RotaryEmbedding(max_wavelength=b, scaling_factor=f,
     sequence_axis=s, feature_axis=a)`` (0.32.0; tested against a vendored copy, within
-    float32 rounding), with the same call. keras-hub's own ``"dynamic"`` and ``"yarn"``
-    rules differ from Hugging Face's (its ``"dynamic"`` is a fixed NTK-aware base), which
-    this layer follows (:func:`posenc.rope_frequencies`).
+    float32 rounding), with the same call; so does ``scaling={"rope_type": "yarn", ...}``
+    against keras-hub's ``rope_type="yarn"`` (same keys, ``truncate=True``). keras-hub's
+    ``rope_type="dynamic"`` is another rule (every frequency divided by ``factor ** (d / (d
+    - 2))``, whatever the length): this layer's ``"dynamic"`` is Hugging Face's
+    (:func:`posenc.rope_frequencies`).
 
     Computation: the frequencies are computed once per width in float64 and rounded to the
     working dtype (float64 for a float64 layer, float32 otherwise: float16 and bfloat16
@@ -46,9 +48,9 @@ class RotaryEmbedding(keras.layers.Layer):
     ``transformers`` do. In float32 an angle ``pos * w`` is within about ``pos * 2**-23``
     radians of the exact one, so the entries (of inputs of order 1) are within ``1e-6 +
     pos * 2**-22`` of :func:`posenc.rope` (positions are exact in float32 below ``2**24``).
-    The layer holds no weights; it works in eager calls, ``fit``, ``predict``,
-    ``tf.function``/XLA and ``jax.jit`` with any sequence length, known or not when traced
-    (a ``"dynamic"`` scaling too: its base is computed in the graph from the length).
+    The layer holds no weights; it works (tested) in eager calls, ``fit``, ``tf.function``
+    with XLA and ``jax.jit``, with any sequence length, known or not when traced (a
+    ``"dynamic"`` scaling too: its base is computed in the graph from the length).
 
     Args:
         base: keyword only, the constant of the frequencies (10000 in RoFormer; Hugging
