@@ -40,9 +40,11 @@ FRAMEWORKS = ("torch", "tensorflow", "keras", "jax", "matplotlib")
 WHEELHOUSE = Path(os.environ.get("POSENC_WHEELHOUSE", Path(sys.prefix) / "wheelhouse"))
 # The extras each module needs beyond the base dependencies; a module not listed needs none.
 # bench.py times the PyTorch and Keras layers when they are installed and skips them otherwise.
-# Every module of the subpackage posenc.pytorch needs the extra [torch].
+# Every module of the subpackage posenc.pytorch needs the extra [torch], every module of
+# posenc.tensorflow the extra [tensorflow].
 MODULE_EXTRAS = {**{m: {"torch"} for m in MODULES if m.startswith("pytorch/")},
-                 "tensorflow.py": {"tensorflow"}, "plot.py": {"plot"},
+                 **{m: {"tensorflow"} for m in MODULES if m.startswith("tensorflow/")},
+                 "plot.py": {"plot"},
                  "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"}, "shipping.py": {"torch"},
                  "foils.py": {"torch", "tensorflow"}, "reference.py": {"torch"}}
 

@@ -142,8 +142,8 @@ def test_numpy_pytorch_keras_agree(d_model, offset):
 
 def test_table_is_not_recomputed_per_call(monkeypatch):
     calls = []
-    original = posenc.tensorflow.positional_encoding
-    monkeypatch.setattr(posenc.tensorflow, "positional_encoding",
+    original = posenc.tensorflow.sinusoidal.positional_encoding
+    monkeypatch.setattr(posenc.tensorflow.sinusoidal, "positional_encoding",
                         lambda *a, **k: calls.append(a) or original(*a, **k))
     layer = PositionalEncoding(max_len=16)
     for seq_len in (4, 9, 16, 9):
@@ -268,7 +268,7 @@ def test_failed_growth_leaves_the_layer_as_it_was(monkeypatch):
 
     def out_of_memory(*args, **kwargs):
         raise MemoryError("simulated")
-    monkeypatch.setattr(posenc.tensorflow, "positional_encoding", out_of_memory)
+    monkeypatch.setattr(posenc.tensorflow.sinusoidal, "positional_encoding", out_of_memory)
     with pytest.raises(MemoryError):
         layer(zeros((1, 30, 8)))
     assert layer.max_len == 10 and tuple(layer.pe.shape) == (10, 8)

@@ -266,7 +266,7 @@ def test_the_search_finds_the_frameworks_modules():
                 "posenc.pytorch.learned.LearnedPositionalEmbedding": "torch",
                 "posenc.pytorch.rotary.RotaryEmbedding": "torch",
                 "posenc.pytorch.alibi.ALiBi": "torch",
-                "posenc.tensorflow.PositionalEncoding": "keras"}
+                "posenc.tensorflow.sinusoidal.PositionalEncoding": "keras"}
     installed = {name for name, framework in expected.items()
                  if importlib.util.find_spec(framework) is not None}
     if not installed:

@@ -18,8 +18,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
   vectorized encoding, the buffered PyTorch module), not what the package ships.
 - ``posenc.foils``: naive or wrong versions of popular sources the course compares with.
 - ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
-- ``posenc.tensorflow``: a Keras 3 layer for any Keras backend (imports Keras; TensorFlow only
-  when it is the backend).
+- ``posenc.tensorflow``: Keras 3 layers (sinusoidal, RoPE, ALiBi) for any Keras backend
+  (imports Keras; TensorFlow only when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).
 - ``posenc.experiment``: a tiny Transformer trained with each encoding (imports PyTorch).
 - ``posenc.shipping``: the test bed of the shipping appendices (imports PyTorch).

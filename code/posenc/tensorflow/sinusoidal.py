@@ -1,115 +1,27 @@
 """Sinusoidal positional encoding for Keras 3: a tensor factory and a layer, on every backend.
 
 Written with ``keras.ops`` only, so it runs under each backend of Keras 3 (TensorFlow,
-PyTorch, JAX: whichever ``KERAS_BACKEND`` chose before ``keras`` was first imported). The
-module keeps its historical name: it imports TensorFlow only when TensorFlow is the
-backend (Keras itself imports it then). Importing it sets ``TF_CPP_MIN_LOG_LEVEL=2``
-(unless already set) before ``keras`` is imported, so TensorFlow's C++ start-up messages,
-if TensorFlow is loaded at all, do not clutter notebooks.
-The values come from :func:`posenc.positional_encoding` (angles in float64, rounded once).
+PyTorch, JAX). The values come from :func:`posenc.positional_encoding` (angles in float64,
+rounded once).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
+import keras
+import numpy as np
+from keras import ops
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from keras import ops  # noqa: E402
-
-from ._validate import (  # noqa: E402
+from .._digits import compose, digit_count, digit_steps, digit_table
+from .._validate import (
     check_base, check_dropout, check_int, check_position_range, check_width, check_window,
     keyword_max_len,
 )
-from ._digits import compose, digit_count, digit_steps, digit_table  # noqa: E402
-from .encoding import angular_frequencies, encoding_at, float32_round_to_odd  # noqa: E402
-from .encoding import positional_encoding as _numpy_positional_encoding  # noqa: E402
-
-
-def _jax():
-    """The ``jax`` module, which Keras has imported when JAX is its backend (the only case
-    that calls this); the package's ``[tensorflow]`` extra does not install JAX."""
-    return sys.modules["jax"]
-
-
-def _float_dtype(dtype) -> str:
-    """The Keras name of a floating-point ``dtype`` (a name, NumPy, TensorFlow, torch or JAX dtype)."""
-    try:
-        name = keras.backend.standardize_dtype(dtype)
-    except (TypeError, ValueError):
-        raise TypeError(f"dtype must be a floating-point dtype, got {dtype!r}") from None
-    if not keras.backend.is_float_dtype(name):
-        raise TypeError(f"dtype must be a floating-point dtype, got {name}")
-    if name == "float64" and keras.backend.backend() == "jax":
-        jax = _jax()
-        if not jax.config.jax_enable_x64:
-            raise TypeError(
-                "dtype float64 needs JAX's 64-bit mode (JAX_ENABLE_X64=1, or "
-                "jax.config.update('jax_enable_x64', True) before any computation)"
-            )
-    return name
-
-
-def _outside_traces():
-    """A context in which new tensors are concrete, even while a function is being traced.
-
-    TensorFlow: ``tf.init_scope`` (an eager tensor, never one owned by a graph being
-    traced); JAX: ``jax.ensure_compile_time_eval``; PyTorch: the real device (Keras' symbolic
-    calls run on the meta device, whose tensors hold no values).
-    """
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        return tf.init_scope()
-    if backend == "jax":
-        jax = _jax()
-        return jax.ensure_compile_time_eval()
-    if backend == "torch":  # Keras traces symbolic calls on the meta device
-        torch = sys.modules["torch"]  # imported by Keras' torch backend: no dependency of ours
-        return keras.device("cuda" if torch.cuda.is_available() else "cpu")
-    return contextlib.nullcontext()
-
-
-def _is_concrete(tensor) -> bool:
-    """Whether ``tensor`` holds values now (not a graph tensor, a JAX tracer or a meta tensor)."""
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        return tf.executing_eagerly() and hasattr(tensor, "numpy")
-    if backend == "jax":
-        jax = _jax()
-        return not isinstance(tensor, jax.core.Tracer)
-    if backend == "torch":
-        return tensor.device.type != "meta"
-    return False
-
-
-def _concrete_int_array(tensor):
-    """The values of an integer tensor as a NumPy array, or ``None`` if known only at run time."""
-    if isinstance(tensor, (np.ndarray, np.integer)):
-        return np.asarray(tensor)
-    return ops.convert_to_numpy(tensor) if _is_concrete(tensor) else None
-
-
-def _rounded(values: np.ndarray, dtype: str):
-    """Float64 ``values`` as a concrete backend tensor of ``dtype``, each the nearest value.
-
-    Types narrower than float32 go through float32 rounded "to odd" first
-    (:func:`posenc.encoding.float32_round_to_odd`), so the cast to ``dtype`` lands on the
-    nearest value instead of rounding twice.
-    """
-    if dtype in ("float16", "bfloat16"):
-        values = float32_round_to_odd(values)
-    elif dtype == "float32":
-        values = values.astype(np.float32)
-    with _outside_traces():
-        return ops.cast(ops.convert_to_tensor(values), dtype)
+from ..encoding import angular_frequencies, encoding_at
+from ..encoding import positional_encoding as _numpy_positional_encoding
+from ._backend import (
+    REGISTERED_PACKAGE, _concrete_int_array, _float_dtype, _is_concrete, _is_ragged, _rounded,
+    _scalar_index, _static_shape,
+)
 
 
 def positional_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, offset: int = 0,
@@ -142,15 +54,6 @@ def positional_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, of
     return _rounded(_numpy_positional_encoding(seq_len, d_model, base=base, offset=offset), dtype)
 
 
-def _static_shape(tensor) -> tuple:
-    """The shape as a tuple of ints, with ``None`` for sizes known only at run time."""
-    return tuple(None if size is None else int(size) for size in tensor.shape)
-
-
-def _is_ragged(tensor) -> bool:
-    return type(tensor).__name__ == "RaggedTensor"  # without importing TensorFlow
-
-
 def _run_time_checks(positions, what: str):
     """TensorFlow graphs: an assertion that stops negative positions with a clear message.
 
@@ -173,11 +76,6 @@ def _digit_dtype(dtype) -> str:
     ``256 * k + d``, would overflow)."""
     dtype = keras.backend.standardize_dtype(dtype)
     return dtype if dtype in ("int32", "int64", "uint32", "uint64") else "int32"
-
-
-#: The package name under which the layer is registered for saving: a ``.keras`` file names
-#: the layer ``"posenc.tensorflow>PositionalEncoding"``, the module to import before loading.
-REGISTERED_PACKAGE = "posenc.tensorflow"
 
 
 @keras.saving.register_keras_serializable(package=REGISTERED_PACKAGE)
@@ -383,22 +281,6 @@ class PositionalEncoding(keras.layers.Layer):
                 return _rounded(encoding_at(values, self.d_model, self.base), self.compute_dtype)
         return ops.take(self._table, ops.cast(ops.convert_to_tensor(values), "int32"), axis=0)
 
-    def _offset(self, offset):
-        """A Python ``int``, or a scalar integer tensor known only at run time."""
-        if not (ops.is_tensor(offset) or isinstance(offset, (np.ndarray, np.integer))):
-            return check_int("offset", offset)
-        dtype = keras.backend.standardize_dtype(offset.dtype)
-        if not keras.backend.is_int_dtype(dtype):
-            raise TypeError(
-                f"offset must be an integer or an integer tensor, got a tensor of dtype {dtype}"
-            )
-        if len(offset.shape) != 0:
-            raise ValueError(
-                f"offset must be a scalar (0-dimensional) tensor, got shape {_static_shape(offset)}"
-            )
-        value = _concrete_int_array(offset)
-        return offset if value is None else check_int("offset", int(value))
-
     def call(self, inputs, offset=0, positions=None, training=None):
         """Return ``dropout(inputs + PE[offset : offset + seq_len])`` or ``dropout(inputs + PE[positions])``.
 
@@ -437,7 +319,7 @@ class PositionalEncoding(keras.layers.Layer):
                 raise ValueError("pass either offset or positions, not both")
             pe = self._rows_at(positions, shape[:-1])
         else:
-            offset = self._offset(offset)
+            offset = _scalar_index("offset", offset)
             if isinstance(offset, int) and seq_len is not None:  # known now: slice the table
                 pe = self._rows(offset, seq_len)
             else:  # known only at run time: looked up or computed in the graph
