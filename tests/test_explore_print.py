@@ -7,15 +7,18 @@ The site is built, served and visited with the fixtures of tests/conftest.py (ba
 browser); the PDFs are read back with pypdf.
 """
 
+import inspect
 import io
 import re
 from pathlib import PurePosixPath
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from test_explore import EXPLORE, FIGURE_PAGES, FIGURES, context, figure, page  # noqa: F401 (fixtures)
-from test_site import HTML, _prose
+from reuse import reused
+from test_site import HTML, _prose, page_digest
 
 STILL = re.compile(r"posenc-explorer-(\w+)\.png$")
 # The page's load event, and the start of each request for a figure's still image (ms).
@@ -76,38 +79,60 @@ def _pdf_images(pdf, sizes):
     return found
 
 
-def test_a_readers_print_shows_every_still_image(browser, base_url):
+@pytest.mark.parametrize("docname", FIGURE_PAGES)
+def test_a_readers_print_shows_every_still_image(browser, base_url, docname):
     """Every page with a figure, loaded on screen as a reader loads it: no still image is
     requested before the page's load event (the screen needs none; the page's own content comes
     first); once the page is idle, every figure's still image has loaded, each requested once;
     printed then (Chromium's print to PDF, as a reader's print), the PDF holds every figure's
-    image, pixel for pixel the PNG of the site."""
+    image, pixel for pixel the PNG of the site. (The result is reused while the page, its
+    files, the browser and this check are the same: tests/reuse.py.)"""
+    key = page_digest(browser, docname, inspect.getsource(_print_problems), inspect.getsource(_pdf_images))
+    problems = reused("print", key, lambda: _print_problems(browser, base_url, docname))
+    assert not problems, "\n".join(problems)
+
+
+def _print_problems(browser, base_url, docname):
+    """Load docname, wait until its still images have loaded, print it: what is wrong."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    names = set(re.findall(r"```\{posenc-explorer\}\s+(\w+)", _prose(docname)))
     reader = browser.new_context(viewport={"width": 1280, "height": 900})
-    for docname in FIGURE_PAGES:
-        names = set(re.findall(r"```\{posenc-explorer\}\s+(\w+)", _prose(docname)))
-        tab = reader.new_page()
-        tab.goto(f"{base_url}{docname}.html", wait_until="load")
-        tab.wait_for_function(STILLS_LOADED_JS)
-        timing = tab.evaluate(TIMING_JS)
-        requested = [STILL.search(PurePosixPath(url).name)[1] for url, _ in timing["stills"]]
-        assert sorted(requested) == sorted(names), f"{docname}: requested {requested}"
-        early = [url for url, start in timing["stills"] if start < timing["load"]]
-        assert early == [], f"{docname}: requested before the page had loaded: {early}"
-        stills = {name: Image.open(HTML / "_images" / f"posenc-explorer-{name}.png").convert("RGB") for name in names}
-        images = _pdf_images(tab.pdf(format="A4"), {still.size for still in stills.values()})
-        tab.close()
-        for name, still in stills.items():
-            printed = [np.abs(np.asarray(i.convert("RGB"), float) - np.asarray(still, float)).mean()
-                       for i in images.get(still.size, [])]
-            assert printed and min(printed) < 1, f"{docname}: the print lacks the still image of {name}"
+    tab = reader.new_page()
+    tab.goto(f"{base_url}{docname}.html", wait_until="load")
+    problems = []
+    try:
+        tab.wait_for_function(STILLS_LOADED_JS, timeout=10_000)
+    except PlaywrightTimeout:
+        problems.append("the still images have not loaded 10 s after the page")
+    timing = tab.evaluate(TIMING_JS)
+    stills = {name: Image.open(HTML / "_images" / f"posenc-explorer-{name}.png").convert("RGB") for name in names}
+    images = _pdf_images(tab.pdf(format="A4"), {still.size for still in stills.values()})
     reader.close()
+    requested = [STILL.search(PurePosixPath(url).name)[1] for url, _ in timing["stills"]]
+    if sorted(requested) != sorted(names):
+        problems.append(f"still images requested: {sorted(requested)}, figures: {sorted(names)}")
+    problems += [f"{PurePosixPath(url).name} requested before the page had loaded"
+                 for url, start in timing["stills"] if start < timing["load"]]
+    for name, still in stills.items():
+        printed = [np.abs(np.asarray(i.convert("RGB"), float) - np.asarray(still, float)).mean()
+                   for i in images.get(still.size, [])]
+        if not printed or min(printed) >= 1:
+            problems.append(f"the print lacks the still image of {name}")
+    return problems
 
 
-def test_without_javascript_the_still_images_show_on_screen(browser, base_url):
+def test_without_javascript_the_still_images_show_on_screen_and_in_print(browser, base_url):
+    """Without JavaScript the <noscript> image shows on screen, loaded with the page, and in
+    print (not the picture's, which would be requested only as the print starts)."""
     reader = browser.new_context(java_script_enabled=False)
     tab = reader.new_page()
     tab.goto(f"{base_url}{EXPLORE}.html", wait_until="load")
     images = tab.locator("img.posenc-explorer-noscript")
     assert images.count() == len(FIGURES) and all(i.is_visible() for i in images.all())
+    assert all(i.evaluate("img => img.complete && img.naturalWidth > 100") for i in images.all())
     assert not tab.locator(".pe-howto").first.is_visible()
+    tab.emulate_media(media="print")
+    assert all(i.is_visible() for i in images.all())
+    assert not any(p.is_visible() for p in tab.locator("picture.posenc-explorer-static").all())
     reader.close()
