@@ -12,11 +12,14 @@ of tests/conftest.py (base_url, browser); one page load measures every figure of
 both settings.
 """
 
+import base64
+import io
 import re
 from itertools import combinations
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import posenc
 from test_explore import EXPLORE, FIGURES, context, data, figure, page, set_controls  # noqa: F401 (fixtures)
@@ -211,13 +214,12 @@ def test_heatmap_rows_are_low_passed_without_false_stripes(page):
     from posenc_explorer import colormap_script
 
     set_controls(page, "table", d_model=64, base=10000, seq_len=1024, offset=0, layout="interleaved")
-    d = data(page, "table")
-    width, height = d["pixels"]["width"], d["pixels"]["height"]
+    size = data(page, "table", "api.data.pixels")
+    width, height = size["width"], size["height"]
     assert 64 <= width and height < 1024 / 3
-    pixels = np.array(figure(page, "table").evaluate(
-        "el => { const c = el.querySelector('canvas.pe-heatmap');"
-        " return Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data); }"),
-        dtype=float).reshape(height, width, 4)[..., :3]
+    png = figure(page, "table").evaluate("el => el.querySelector('canvas.pe-heatmap').toDataURL()")
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(png.split(",", 1)[1]))).convert("RGB"), dtype=float)
+    assert pixels.shape == (height, width, 3)
     pe = posenc.positional_encoding(1024, 64)
     filtered = row_filter(height, 1024) @ pe
     column = np.floor(np.arange(width) * 64 / width).astype(int)  # each pixel shows one column
