@@ -1,7 +1,8 @@
 """The interactive figures (book/_static/posenc-explorer*.js, directive in book/_ext/posenc_explorer.py),
 read in headless Chromium on the built site the way a reader uses them: their numbers, controls
-and announcements, accessibility, the Sphinx extension. Their layout (labels, one screen, the
-heatmap's pixels) is tested in tests/test_explore_layout.py, print in tests/test_explore_print.py.
+and announcements, accessibility. Their layout (labels, one screen, the heatmap's pixels) is
+tested in tests/test_explore_layout.py, print in tests/test_explore_print.py, the Sphinx
+extension on its own in tests/test_posenc_explorer.py.
 
 The site is built, served and visited with the fixtures of tests/conftest.py (base_url,
 browser). The tests drive every control from the keyboard and check that the figure and its
@@ -14,9 +15,7 @@ tools/bench_explore.py, not here.
 
 import hashlib
 import inspect
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +23,7 @@ import pytest
 import posenc
 from reuse import reused
 # The site tests' helpers; their fixtures base_url and browser come from conftest.py.
-from test_site import KEPT_BASE, PAGES, PHONE, REQUIRE_BROWSER, ROOT, Report, _prose, _record, page_digest
+from test_site import KEPT_BASE, PAGES, REQUIRE_BROWSER, ROOT, Report, _prose, _record, page_digest
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EXPLORE = "book/explore"
@@ -538,63 +537,3 @@ def test_figures_in_sources_are_known():
     for docname in FIGURE_PAGES:
         names |= set(re.findall(r"```\{posenc-explorer\}\s+(\S+)", _prose(docname)))
     assert names <= set(FIGURES) and names, names
-
-
-# --- the Sphinx extension (book/_ext/posenc_explorer.py) ----------------------------------------
-
-def _sphinx_project(tmp_path, figure):
-    """A one-page Sphinx project using the directive; returns (exit status, warnings, HTML)."""
-    import io
-
-    from sphinx.application import Sphinx
-
-    (tmp_path / "index.md").write_text(f"# Page\n\n```{{posenc-explorer}} {figure}\n```\n")
-    (tmp_path / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(ROOT / 'book' / '_ext')!r})\n"
-        "extensions = ['myst_parser', 'posenc_explorer']\n")
-    warnings = io.StringIO()
-    app = Sphinx(tmp_path, tmp_path, tmp_path / "_build", tmp_path / "_build" / ".doctrees", "html",
-                 status=None, warning=warnings, freshenv=True)
-    app.build()
-    html = tmp_path / "_build" / "index.html"
-    return app.statuscode, warnings.getvalue(), html.read_text() if html.exists() else ""
-
-
-def test_directive_writes_container_image_and_assets(tmp_path):
-    status, warnings, html = _sphinx_project(tmp_path, "rotation")
-    assert status == 0 and warnings == "", warnings
-    assert '<div class="posenc-explorer" data-figure="rotation"><p class="pe-howto">' in html
-    assert '<p class="pe-print-note">' in html
-    assert ('<picture class="posenc-explorer-static"><source media="screen" srcset="data:image/gif'
-            in html)
-    assert '<img src="_images/posenc-explorer-rotation.png" alt="Unit circle' in html
-    assert '<noscript><img class="posenc-explorer-noscript" src="_images/posenc-explorer-rotation.png"' in html
-    assert "posenc-explorer.css" in html
-    scripts = ("posenc-explorer-d3.js", "posenc-explorer-colormap.js", "posenc-explorer-numerics.js",
-               "posenc-explorer-draw.js", "posenc-explorer.js")
-    for name in (*scripts, "posenc-explorer.css"):
-        assert (tmp_path / "_build" / "_static" / name).is_file()
-    at = [html.index(f'src="_static/{name}') for name in scripts]
-    assert at == sorted(at), "each script after those it uses"
-
-
-def test_directive_rejects_an_unknown_figure(tmp_path):
-    _, warnings, _ = _sphinx_project(tmp_path, "heatmap")
-    assert "posenc-explorer: unknown figure 'heatmap'; expected one of table, rotation, dot, rope, focus" in warnings
-
-
-def test_colormap_is_posenc_plot_s():
-    """The live heatmaps' 256 colours are those of posenc.plot.CMAP, as in the static images."""
-    import sys
-
-    import matplotlib
-
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    from posenc_explorer import colormap_script
-    from posenc.plot import CMAP
-
-    hex_colours = re.search(r'rgb: "([0-9a-f]+)"', colormap_script())[1]
-    rgb = np.array([[int(hex_colours[k + c: k + c + 2], 16) for c in (0, 2, 4)]
-                    for k in range(0, len(hex_colours), 6)])
-    expected = matplotlib.colormaps[CMAP](np.linspace(0, 1, 256))[:, :3] * 255
-    assert rgb.shape == (256, 3) and np.abs(rgb - expected).max() <= 0.5
