@@ -8,8 +8,8 @@ it). Change any input and the key changes, so the result is computed again; a fr
 computes everything; `rm -rf _build/test-cache` (or `make clean`) forces it. Only results that
 are a function of their inputs are kept this way; the tests still check every one of them.
 
-Shared by tests/test_assignments.py, tests/test_pdf.py, tests/test_site.py and
-tests/test_explore.py.
+Shared by tests/test_assignments.py, tests/test_pdf.py, tests/test_site.py,
+tests/test_explore.py and tests/test_explore_print.py.
 """
 
 import hashlib

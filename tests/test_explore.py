@@ -1,20 +1,21 @@
-"""The interactive figures (book/_static/posenc-explorer.js, directive in book/_ext/posenc_explorer.py),
-read in headless Chromium on the built site the way a reader uses them.
+"""The interactive figures (book/_static/posenc-explorer*.js, directive in book/_ext/posenc_explorer.py),
+read in headless Chromium on the built site the way a reader uses them: their numbers, controls
+and announcements, accessibility. Their layout (labels, one screen, the heatmap's pixels) is
+tested in tests/test_explore_layout.py, print in tests/test_explore_print.py, the Sphinx
+extension on its own in tests/test_posenc_explorer.py.
 
 The site is built, served and visited with the fixtures of tests/conftest.py (base_url,
 browser). The tests drive every control from the keyboard and check that the figure and its
 aria-live summary change; compare the numbers the page computed with posenc in float64; run
 axe-core (npm package, `npm ci` installs it; make test does) on every page with a figure
 (its results reused while the page, its files, the browser and axe are the same: tests/reuse.py);
-check the phone width, the static images for print, and that nothing reaches the console at
-error level. The redraw time is measured by tools/bench_explore.py, not here.
+and check that nothing reaches the console at error level. The redraw time is measured by
+tools/bench_explore.py, not here.
 """
 
 import hashlib
 import inspect
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ import pytest
 import posenc
 from reuse import reused
 # The site tests' helpers; their fixtures base_url and browser come from conftest.py.
-from test_site import KEPT_BASE, PAGES, PHONE, REQUIRE_BROWSER, ROOT, Report, _prose, _record, page_digest
+from test_site import KEPT_BASE, PAGES, REQUIRE_BROWSER, ROOT, Report, _prose, _record, page_digest
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EXPLORE = "book/explore"
@@ -95,32 +96,6 @@ def summary(page, name):
 
 def test_explore_page_is_in_the_reference_part():
     assert EXPLORE in PAGES and FIGURE_PAGES and EXPLORE in FIGURE_PAGES
-
-
-def test_every_figure_is_live_with_its_static_image(page):
-    """Each figure is live on screen, with its how-to line; its still image (with alt text) is
-    not downloaded there (the picture's screen source is an inline empty image) and shows in
-    print, with the print line, where the live part and the how-to line are hidden."""
-    for name in FIGURES:
-        box = figure(page, name)
-        image = box.locator("picture.posenc-explorer-static img")
-        assert len(image.get_attribute("alt")) > 80
-        assert image.evaluate("img => img.currentSrc.startsWith('data:')")
-        assert not image.is_visible() and box.locator(".pe-live").is_visible()
-        assert box.locator(".pe-howto").is_visible() and not box.locator(".pe-print-note").is_visible()
-        assert "arrow keys" in box.locator(".pe-howto").inner_text()
-        assert box.locator(".pe-summary").get_attribute("aria-live") is None
-        assert box.locator(".pe-sr-only[aria-live=polite]").count() == 1
-    page.emulate_media(media="print")
-    for name in FIGURES:
-        box = figure(page, name)
-        image = box.locator("picture.posenc-explorer-static img")
-        image.evaluate("img => img.decode()")
-        assert image.evaluate("img => img.currentSrc.endsWith(`posenc-explorer-${img.closest('[data-figure]')"
-                              ".dataset.figure}.png`) && img.naturalWidth > 100")
-        assert image.is_visible() and box.locator(".pe-print-note").is_visible()
-        assert not box.locator(".pe-live").is_visible() and not box.locator(".pe-howto").is_visible()
-    page.emulate_media(media="screen")
 
 
 # Per figure, each control with the key that moves it, the input's value expected after it and
@@ -420,71 +395,6 @@ def test_rope_line_stays_put_while_m_moves(page):
         assert figure(page, "rope").evaluate(ticks) == y_ticks
 
 
-def _tick_labels(page, name, selector):
-    return figure(page, name).evaluate(f"""el => Array.from(el.querySelectorAll('{selector} .tick'), t =>
-        [t.__data__, t.querySelector('text').textContent, t.getAttribute('transform')])""")
-
-
-@pytest.mark.parametrize("offset, seq_len", [(12345, 300), (1000000, 1024), (0, 1), (7, 5)])
-def test_axes_have_exact_integer_ticks(page, offset, seq_len):
-    """The line plot and the heatmap label positions and columns with d3's nice integer ticks,
-    each printed exactly and drawn where its scale puts it."""
-    set_controls(page, "table", d_model=128, seq_len=seq_len, offset=offset)
-    for selector in (".pe-chart .pe-axis.pe-x", ".pe-heatmap-axes .pe-axis.pe-y",
-                     ".pe-heatmap-axes .pe-axis.pe-x"):
-        ticks = _tick_labels(page, "table", selector)
-        columns = selector.endswith(".pe-heatmap-axes .pe-axis.pe-x")
-        assert len(ticks) >= (1 if seq_len == 1 and not columns else 2), (selector, ticks)
-        for value, text, transform in ticks:
-            assert value == int(value) and text == f"{int(value):,}", (selector, value, text)
-        values = [v for v, _, _ in ticks]
-        if "pe-y" in selector or ".pe-chart" in selector:
-            assert all(offset <= v <= offset + seq_len - 1 for v in values), (selector, values)
-    # The y axis of the line plot: -1 to 1 in steps of d3's choosing, all printed.
-    y = [t for _, t, _ in _tick_labels(page, "table", ".pe-chart .pe-axis.pe-y")]
-    assert y[0] == "\u22121.0" and y[-1] == "1.0" and len(y) >= 5
-
-
-def test_heatmap_pixels_are_means_of_the_cells_they_cover(page):
-    """1,024 rows into a few hundred pixel rows: each pixel shows the mean of its rows (no
-    false stripes); compared with posenc's table through the colour map, pixel by pixel."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    from posenc_explorer import colormap_script
-
-    set_controls(page, "table", d_model=64, base=10000, seq_len=1024, offset=0, layout="interleaved")
-    d = data(page, "table")
-    width, height = d["pixels"]["width"], d["pixels"]["height"]
-    assert height < 1024
-    pixels = np.array(figure(page, "table").evaluate(
-        "el => Array.from(el.querySelector('canvas.pe-heatmap').getContext('2d')"
-        ".getImageData(0, 0, el.querySelector('canvas.pe-heatmap').width, "
-        "el.querySelector('canvas.pe-heatmap').height).data)"), dtype=float).reshape(height, width, 4)
-    pe = posenc.positional_encoding(1024, 64)
-
-    def blocks(pixels_, cells):
-        first = np.floor(np.arange(pixels_) * cells / pixels_).astype(int)
-        end = np.maximum(first + 1, np.floor((np.arange(pixels_) + 1) * cells / pixels_).astype(int))
-        return first, end
-
-    rf, re_ = blocks(height, 1024)
-    cf, ce = blocks(width, 64)
-    rows = np.array([pe[a:b].mean(axis=0) for a, b in zip(rf, re_)])
-    means = np.array([rows[:, a:b].mean(axis=1) for a, b in zip(cf, ce)]).T
-    hex_colours = re.search(r'rgb: "([0-9a-f]+)"', colormap_script())[1]
-    lut = np.array([[int(hex_colours[k + c: k + c + 2], 16) for c in (0, 2, 4)]
-                    for k in range(0, len(hex_colours), 6)], dtype=float)
-    index = np.clip(np.floor((means + 1) * 127.5 + 0.5), 0, 255).astype(int)
-    # A mean on a rounding boundary may land one colour over: compare with the neighbours too.
-    close = np.min([np.abs(pixels[..., :3] - lut[np.clip(index + s, 0, 255)]).max(axis=-1)
-                    for s in (-1, 0, 1)], axis=0)
-    assert close.max() <= 0.5, f"{(close > 0.5).sum()} pixels differ"
-    # Column 0 (wavelength 6.28 rows) at 3.5 rows per pixel: the nearest-neighbour drawing showed
-    # full-strength stripes (|value| near 1); the means are weaker.
-    assert np.abs(means[:, 0]).max() < 0.75
-
-
 def test_heatmap_cursor_and_role(page):
     """The heatmap is an application (arrow keys reach it in a screen reader's browse mode)
     with a description of how to use it; an arrow key draws the cursor on the cell read."""
@@ -559,85 +469,6 @@ def test_rotation_never_shows_a_negative_position(page):
     set_controls(page, "rotation", pos=10, k=5)
 
 
-def _overlaps(boxes):
-    return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
-            if a[1] < b[1] + b[3] and b[1] < a[1] + a[3] and a[2] < b[2] + b[4] and b[2] < a[2] + a[4]]
-
-
-ROTATION_BOXES = """el => Array.from(el.querySelectorAll(
-    '.pe-circle text, .pe-circle .pe-point'), t => {
-      const b = t.getBoundingClientRect();
-      return [t.textContent || t.tagName, b.x, b.y, b.width, b.height]; })"""
-
-
-@pytest.mark.parametrize("viewport", [{"width": 375, "height": 740}, {"width": 1280, "height": 900}])
-@pytest.mark.parametrize("docname", [EXPLORE, "book/formula"])
-def test_rotation_labels_do_not_collide(browser, base_url, viewport, docname):
-    """At the default setting, on the pages that show it, at phone and desktop widths: no text
-    of the rotation figure overlaps another text or a point marker."""
-    if "{posenc-explorer} rotation" not in _prose(docname):
-        pytest.skip(f"{docname} has no rotation figure")
-    context = browser.new_context(viewport=viewport)
-    page = context.new_page()
-    page.goto(f"{base_url}{docname}.html", wait_until="networkidle")
-    box = page.locator('.posenc-explorer[data-figure="rotation"]').first
-    box.scroll_into_view_if_needed()
-    boxes = box.evaluate(ROTATION_BOXES)
-    context.close()
-    assert len(boxes) > 10 and not _overlaps(boxes), _overlaps(boxes)
-
-
-@pytest.mark.parametrize("width, height", [(375, 740), (1024, 768)])
-def test_layout_keeps_controls_and_picture_on_one_screen(browser, base_url, width, height):
-    """On a phone (375 x 740) and in a small window (1024 x 768): nothing cut sideways (page,
-    controls, the layout list's text), and each figure's controls and its pictures fit in one
-    screen below the theme's header."""
-    phone = width < 576
-    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
-    page = context.new_page()
-    page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
-    page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
-    assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
-    select = figure(page, "table").locator("select")
-    needed = select.evaluate("""s => { const c = document.createElement('canvas').getContext('2d');
-        c.font = getComputedStyle(s).font;
-        return Math.max(...Array.from(s.options, o => c.measureText(o.text).width)); }""")
-    assert needed + 24 <= select.bounding_box()["width"], "the layout list's text is cut"
-    header = page.evaluate("document.querySelector('.bd-header')?.getBoundingClientRect().height || 0")
-    for name in FIGURES:
-        box = figure(page, name)
-        for control in box.locator(".pe-control").all():
-            assert control.evaluate("c => c.scrollWidth <= c.clientWidth + 1"), control.inner_text()
-        span = box.evaluate("""el => {
-            const parts = [el.querySelector('.pe-controls'),
-              ...el.querySelectorAll('.pe-area svg, .pe-area canvas.pe-heatmap')];
-            const rects = parts.map(p => p.getBoundingClientRect());
-            return Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top)); }""")
-        assert span <= height - header, f"{name}: controls and picture span {span:.0f} px"
-    context.close()
-
-
-def test_no_image_request_on_screen_for_print_only_pictures(browser, base_url):
-    """On screen, every figure page loads no still image of a figure (print-only); with
-    JavaScript off, the <noscript> image shows instead."""
-    for docname in FIGURE_PAGES:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        requested = []
-        page.on("request", lambda r: requested.append(r.url))
-        page.goto(f"{base_url}{docname}.html", wait_until="networkidle")
-        context.close()
-        stills = [u for u in requested if "posenc-explorer-" in u and u.endswith(".png")]
-        assert stills == [], f"{docname}: {stills}"
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
-    images = page.locator("img.posenc-explorer-noscript")
-    assert images.count() == len(FIGURES) and all(i.is_visible() for i in images.all())
-    assert not page.locator(".pe-howto").first.is_visible()
-    context.close()
-
-
 def test_d3_is_the_pinned_version(page, base_url):
     """The site carries the d3 modules of package-lock.json (no CDN)."""
     import json
@@ -700,81 +531,9 @@ def _axe_run(browser, base_url, docname, scheme, source):
     return [p.replace(base_url, KEPT_BASE) for p in report.problems], results
 
 
-def test_no_horizontal_scroll_on_a_phone(browser, base_url):
-    """At 390 px, with the widest settings, the page does not scroll sideways."""
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.goto(f"{base_url}{EXPLORE}.html", wait_until="networkidle")
-    page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
-    set_controls(page, "table", d_model=512, seq_len=1024, offset=1000000, layout="concatenated")
-    set_controls(page, "dot", d_model=512, base=1000000)
-    set_controls(page, "rope", d_head=256, m=1000)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    context.close()
-    assert overflow <= 0, f"{overflow} px too wide"
-
-
 def test_figures_in_sources_are_known():
     """Every {posenc-explorer} in the book names one of the four figures."""
     names = set()
     for docname in FIGURE_PAGES:
         names |= set(re.findall(r"```\{posenc-explorer\}\s+(\S+)", _prose(docname)))
     assert names <= set(FIGURES) and names, names
-
-
-# --- the Sphinx extension (book/_ext/posenc_explorer.py) ----------------------------------------
-
-def _sphinx_project(tmp_path, figure):
-    """A one-page Sphinx project using the directive; returns (exit status, warnings, HTML)."""
-    import io
-
-    from sphinx.application import Sphinx
-
-    (tmp_path / "index.md").write_text(f"# Page\n\n```{{posenc-explorer}} {figure}\n```\n")
-    (tmp_path / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(ROOT / 'book' / '_ext')!r})\n"
-        "extensions = ['myst_parser', 'posenc_explorer']\n")
-    warnings = io.StringIO()
-    app = Sphinx(tmp_path, tmp_path, tmp_path / "_build", tmp_path / "_build" / ".doctrees", "html",
-                 status=None, warning=warnings, freshenv=True)
-    app.build()
-    html = tmp_path / "_build" / "index.html"
-    return app.statuscode, warnings.getvalue(), html.read_text() if html.exists() else ""
-
-
-def test_directive_writes_container_image_and_assets(tmp_path):
-    status, warnings, html = _sphinx_project(tmp_path, "rotation")
-    assert status == 0 and warnings == "", warnings
-    assert '<div class="posenc-explorer" data-figure="rotation"><p class="pe-howto">' in html
-    assert '<p class="pe-print-note">' in html
-    assert ('<picture class="posenc-explorer-static"><source media="screen" srcset="data:image/gif'
-            in html)
-    assert '<img src="_images/posenc-explorer-rotation.png" alt="Unit circle' in html
-    assert '<noscript><img class="posenc-explorer-noscript" src="_images/posenc-explorer-rotation.png"' in html
-    assert "posenc-explorer.js" in html and "posenc-explorer.css" in html
-    for name in ("posenc-explorer.js", "posenc-explorer.css", "posenc-explorer-colormap.js",
-                 "posenc-explorer-d3.js"):
-        assert (tmp_path / "_build" / "_static" / name).is_file()
-    assert html.index("posenc-explorer-d3.js") < html.index("posenc-explorer.js")
-
-
-def test_directive_rejects_an_unknown_figure(tmp_path):
-    _, warnings, _ = _sphinx_project(tmp_path, "heatmap")
-    assert "posenc-explorer: unknown figure 'heatmap'; expected one of table, rotation, dot, rope, focus" in warnings
-
-
-def test_colormap_is_posenc_plot_s():
-    """The live heatmaps' 256 colours are those of posenc.plot.CMAP, as in the static images."""
-    import sys
-
-    import matplotlib
-
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    from posenc_explorer import colormap_script
-    from posenc.plot import CMAP
-
-    hex_colours = re.search(r'rgb: "([0-9a-f]+)"', colormap_script())[1]
-    rgb = np.array([[int(hex_colours[k + c: k + c + 2], 16) for c in (0, 2, 4)]
-                    for k in range(0, len(hex_colours), 6)])
-    expected = matplotlib.colormaps[CMAP](np.linspace(0, 1, 256))[:, :3] * 255
-    assert rgb.shape == (256, 3) and np.abs(rgb - expected).max() <= 0.5

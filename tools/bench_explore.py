@@ -8,8 +8,8 @@ and the focus figure, d_head 256 for RoPE), then drives every control of every f
 forward and back, REPEATS times each) and prints, per figure, the median and 95th percentile of
 
 - redraw: the time the figure's input handler takes to recompute and draw (compute the values,
-  average them into the canvas's pixels, rebuild the SVG lines and d3 axes, update the
-  summary), measured inside the page with performance.now() around the redraw;
+  filter them into the canvas's pixels, fit the ticks and rebuild the SVG lines and d3 axes,
+  update the summary), measured inside the page with performance.now() around the redraw;
 - to frame: from the key's input event to the start of the next animation frame, i.e. what the
   reader waits for before the browser paints (includes waiting for the frame clock, up to one
   frame at 60 Hz).

@@ -11,12 +11,15 @@ with one of the figure names of :data:`FIGURES` (``table``, ``rotation``, ``dot`
 - a line saying how to use the controls (shown on screen once the live figure is there),
 - a line for print saying that the image shows the figure's default setting,
 - the static image of that default setting with alt text, in a ``<picture>`` whose source for
-  ``media="screen"`` is an empty inline image: the browser downloads the PNG for print only,
+  ``media="screen"`` is an empty inline image: the page does not download the PNG while it
+  loads; the module removes that source once the page is idle, so the PNG (hidden on screen)
+  is there when a reader prints the page,
 - the same image in ``<noscript>`` for readers without JavaScript;
 
-on pages that have one, ``book/_static/posenc-explorer.js`` (our module; scales and axes from
-d3) adds the live figure and its controls. Print (the PDF, ``tools/print_pdf.py``) shows the
-still image.
+on pages that have one, ``book/_static/posenc-explorer.js`` (our module, with
+``posenc-explorer-numerics.js`` and ``posenc-explorer-draw.js``; scales and axes from d3) adds
+the live figure and its controls. Print (the reader's, and the PDF of ``tools/print_pdf.py``)
+shows the still image.
 
 At build time the extension
 
@@ -28,7 +31,7 @@ At build time the extension
   (matplotlib's ``RdBu_r``), 256 colours, so the live heatmaps match the static ones;
   ``_static/posenc-explorer-d3.js``: the d3 modules the figures use, copied from
   ``node_modules`` (``npm ci`` installs them at the versions of ``package-lock.json``; no CDN),
-  and copies the module ``book/_static/posenc-explorer.{js,css}`` there (``build-finished``);
+  and copies the modules (:data:`MODULES`) and ``posenc-explorer.css`` there (``build-finished``);
 - adds the module's JavaScript and CSS to the pages that have a figure, and only to them
   (``html-page-context``);
 - rereads the pages that have a figure when this file, the module (JavaScript, CSS) or
@@ -114,7 +117,10 @@ ROPE = {"d_head": 64, "base": 10000.0, "max_shift": 256}
 FOCUS = {"d_model": 64, "base": 10000.0, "m": 64, "keys": 128}
 # The Okabe-Ito colours of the live figures' lines (posenc-explorer.css).
 BLUE, ORANGE, GREEN = "#0072b2", "#d55e00", "#009e73"
-STATIC_FILES = ("posenc-explorer-d3.js", "posenc-explorer-colormap.js", "posenc-explorer.js")
+#: Our JavaScript modules (book/_static), each after those it uses: the numbers, the drawing
+#: helpers, the figures.
+MODULES = ("posenc-explorer-numerics.js", "posenc-explorer-draw.js", "posenc-explorer.js")
+STATIC_FILES = ("posenc-explorer-d3.js", "posenc-explorer-colormap.js", *MODULES)
 STATIC = Path(__file__).resolve().parents[1] / "_static"  # book/_static
 NODE_MODULES = Path(__file__).resolve().parents[2] / "node_modules"
 #: The d3 modules of the figures (package.json) and those they import, in an order where each
@@ -396,7 +402,7 @@ def write_assets(app, exception):
         static.mkdir(parents=True, exist_ok=True)
         (static / "posenc-explorer-d3.js").write_text(d3_script())
         (static / "posenc-explorer-colormap.js").write_text(colormap_script())
-        for name in ("posenc-explorer.js", "posenc-explorer.css"):
+        for name in (*MODULES, "posenc-explorer.css"):
             shutil.copyfile(STATIC / name, static / name)
 
 
@@ -415,7 +421,7 @@ def _fingerprint():
     import posenc
 
     digest = hashlib.sha256()
-    files = [Path(__file__), STATIC / "posenc-explorer.js", STATIC / "posenc-explorer.css",
+    files = [Path(__file__), *(STATIC / name for name in MODULES), STATIC / "posenc-explorer.css",
              *_d3_files(), *sorted(Path(posenc.__file__).parent.glob("*.py"))]
     for path in files:
         digest.update(path.read_bytes())

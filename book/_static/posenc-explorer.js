@@ -1,20 +1,13 @@
 /* posenc-explorer.js: the course's interactive figures, computed in the reader's browser.
  *
- * No kernel, no network: the numbers come from the formula of Vaswani et al. 2017,
- * "Attention Is All You Need", section 3.5, in float64 (JavaScript numbers), as in the Python
- * package posenc:
- *
- *     w_i = base ** (-2 i / d_model)          angular frequency of pair i, radians per position
- *     PE[pos, 2i] = sin(pos w_i),  PE[pos, 2i + 1] = cos(pos w_i)      (interleaved layout)
- *
- * and RoPE from Su et al. 2021, RoFormer, section 3.2 (pair i rotated by the angle pos w_i).
- * tests/test_explore.py compares every number below with posenc in float64. Scales, ticks and
- * axes come from d3 (d3-scale, d3-axis, d3-selection, d3-format: the global `d3` of
- * posenc-explorer-d3.js, which book/_ext/posenc_explorer.py copies from node_modules).
+ * No kernel, no network: the numbers come from posenc-explorer-numerics.js (the formula, in
+ * float64, as in the Python package posenc), the axes, heatmaps, charts and controls from
+ * posenc-explorer-draw.js (on d3).
  *
  * The book's directive ```{posenc-explorer} NAME``` (book/_ext/posenc_explorer.py) writes
  * <div class="posenc-explorer" data-figure="NAME"> holding a how-to line (screen), a line for
- * print and a still image (loaded for print only); this file adds the live figure:
+ * print and a still image (hidden on screen, fetched once the page is idle, for print); this
+ * file adds the live figure:
  *   table     heatmap of PE(pos, j) (canvas) and two columns against pos (SVG)
  *   rotation  one (cos, sin) pair on the unit circle at pos and pos + k
  *   dot       PE(m) . PE(m + k) against the shift k, and the Gram matrix of 64 positions
@@ -25,528 +18,15 @@
  * `posencExplorer` ({figure, state, controls, data, redraw, lastRedrawMs, announced,
  * timings: the table figure's compute / paint / chart milliseconds}) that the tests and
  * tools/bench_explore.py read; window.posencExplorer holds the pure functions.
- * The colour map (matplotlib's RdBu_r, the one of posenc.plot) comes from
- * posenc-explorer-colormap.js, which the Sphinx extension writes at build time.
  */
 (function () {
   "use strict";
 
-  // --- numerics: pure functions of the formula ------------------------------------------------
 
-  /** Angular frequency of pair i (radians per position): base ** (-2 i / dModel). */
-  function angularFrequency(i, dModel, base) {
-    return Math.pow(base, (-2 * i) / dModel);
-  }
-
-  /** Pair index and function of column j: {i, fn: "sin" | "cos"}. Interleaved: column 2i is
-   * sin and 2i + 1 is cos of pair i. Concatenated ([sin | cos]): the ceil(dModel / 2) sines
-   * first, then the floor(dModel / 2) cosines. An odd width has one sine more than cosines. */
-  function columnInfo(j, dModel, layout) {
-    if (layout === "concatenated") {
-      const nSin = Math.ceil(dModel / 2);
-      return j < nSin ? {i: j, fn: "sin"} : {i: j - nSin, fn: "cos"};
-    }
-    return {i: j >> 1, fn: j % 2 === 0 ? "sin" : "cos"};
-  }
-
-  /** The column of pair i's sine or cosine in a layout (-1 if that column does not exist). */
-  function columnOf(i, fn, dModel, layout) {
-    const nSin = Math.ceil(dModel / 2);
-    if (fn === "cos" && i >= Math.floor(dModel / 2)) return -1;
-    if (layout === "concatenated") return fn === "sin" ? i : nSin + i;
-    return fn === "sin" ? 2 * i : 2 * i + 1;
-  }
-
-  /** Rows per block in encodingTable, as posenc.encoding.BLOCK_ROWS. */
-  const BLOCK_ROWS = 64;
-
-  /** The encoding table: a Float64Array of seqLen * dModel values, row r (position
-   * offset + r) after row, as posenc.positional_encoding(seqLen, dModel, base=base,
-   * offset=offset) in the interleaved layout, its columns regrouped in the concatenated one.
-   * `out`, if given and long enough, is filled (a view of its start is returned) instead of
-   * a new array.
-   *
-   * Method (posenc's): rows in blocks of BLOCK_ROWS positions p + r; the angle-addition
-   * identities sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b
-   * give each block from sin/cos of p w (one row) and of r w (a table made once), so most
-   * entries cost two multiplications and an addition instead of a sine: about 7 times fewer
-   * calls of Math.sin/Math.cos at 512 x 512. Values are clipped to [-1, 1] as in posenc. */
-  function encodingTable(seqLen, dModel, base, offset, layout, out) {
-    const need = seqLen * dModel;
-    const pe = out && out.length >= need ? out.subarray(0, need) : new Float64Array(need);
-    const nPairs = Math.ceil(dModel / 2), fineRows = Math.min(BLOCK_ROWS, seqLen);
-    const sinCol = new Int32Array(nPairs), cosCol = new Int32Array(nPairs), w = new Float64Array(nPairs);
-    for (let i = 0; i < nPairs; i++) {
-      w[i] = angularFrequency(i, dModel, base);
-      sinCol[i] = columnOf(i, "sin", dModel, layout);
-      cosCol[i] = columnOf(i, "cos", dModel, layout);
-    }
-    const sinFine = new Float64Array(fineRows * nPairs), cosFine = new Float64Array(fineRows * nPairs);
-    for (let r = 0; r < fineRows; r++) {
-      for (let i = 0; i < nPairs; i++) {
-        sinFine[r * nPairs + i] = Math.sin(r * w[i]);
-        cosFine[r * nPairs + i] = Math.cos(r * w[i]);
-      }
-    }
-    const sinP = new Float64Array(nPairs), cosP = new Float64Array(nPairs);
-    const clip = v => (v > 1 ? 1 : v < -1 ? -1 : v);
-    for (let start = 0; start < seqLen; start += BLOCK_ROWS) {
-      for (let i = 0; i < nPairs; i++) {
-        const coarse = (offset + start) * w[i];
-        sinP[i] = Math.sin(coarse);
-        cosP[i] = Math.cos(coarse);
-      }
-      const rows = Math.min(BLOCK_ROWS, seqLen - start);
-      for (let r = 0; r < rows; r++) {
-        const row = (start + r) * dModel, fine = r * nPairs;
-        for (let i = 0; i < nPairs; i++) {
-          const sf = sinFine[fine + i], cf = cosFine[fine + i];
-          pe[row + sinCol[i]] = clip(sinP[i] * cf + cosP[i] * sf);
-          if (cosCol[i] >= 0) pe[row + cosCol[i]] = clip(cosP[i] * cf - sinP[i] * sf);
-        }
-      }
-    }
-    return pe;
-  }
-
-  /** PE(pos) as a Float64Array of dModel values (interleaved layout). */
-  function encodingRow(pos, dModel, base) {
-    return encodingTable(1, dModel, base, pos, "interleaved");
-  }
-
-  /** Dot product of two equally long arrays. */
-  function dot(a, b) {
-    let s = 0;
-    for (let j = 0; j < a.length; j++) s += a[j] * b[j];
-    return s;
-  }
-
-  /** PE(n + k) . PE(n) for an even dModel, from the angle-difference identity:
-   * sum over pairs of sin(a) sin(b) + cos(a) cos(b) = cos(a - b) = cos(k w_i). It does not
-   * depend on n, and cos is even: the same for k and -k. For an odd dModel the last column is
-   * a sine without its cosine, the dot product depends on n as well, and this function
-   * refuses (RangeError) instead of returning a number that no pair of vectors has. */
-  function dotAtDistance(k, dModel, base) {
-    if (!Number.isInteger(dModel) || dModel < 2 || dModel % 2) {
-      throw new RangeError(`dotAtDistance: dModel must be an even integer >= 2 (for an odd ` +
-        `width PE(n + k) . PE(n) depends on n, not on k alone), got ${dModel}`);
-    }
-    let s = 0;
-    for (let i = 0; i < dModel / 2; i++) s += Math.cos(k * angularFrequency(i, dModel, base));
-    return s;
-  }
-
-  /** Gram matrix of the encodings of positions 0 .. n - 1: Float64Array n * n, entry
-   * (m, p) = PE(m) . PE(p), from the vectors themselves (not from the identity above). */
-  function gramMatrix(n, dModel, base) {
-    const pe = encodingTable(n, dModel, base, 0, "interleaved");
-    const g = new Float64Array(n * n);
-    for (let m = 0; m < n; m++) {
-      for (let p = 0; p <= m; p++) {
-        let s = 0;
-        for (let j = 0; j < dModel; j++) s += pe[m * dModel + j] * pe[p * dModel + j];
-        g[m * n + p] = s;
-        g[p * n + m] = s;
-      }
-    }
-    return g;
-  }
-
-  /** RoPE (interleaved pairs): x rotated pair by pair by the angles pos * w_i, as
-   * posenc.rope(x, offset=pos) for one row. x has an even length dHead. */
-  function rotate(x, pos, base) {
-    const d = x.length, y = new Float64Array(d);
-    for (let i = 0; i < d / 2; i++) {
-      const angle = pos * angularFrequency(i, d, base), c = Math.cos(angle), s = Math.sin(angle);
-      const a = x[2 * i], b = x[2 * i + 1];
-      y[2 * i] = a * c - b * s;
-      y[2 * i + 1] = a * s + b * c;
-    }
-    return y;
-  }
-
-  /** The content vector of the RoPE figure: every coordinate 1/sqrt(2), so that its norm,
-   * sqrt(dHead / 2), is that of an encoding vector. */
-  function contentVector(dHead) {
-    return new Float64Array(dHead).fill(Math.SQRT1_2);
-  }
-
-  /** Scores of a query at position m against keys at n = m + k, k = 0 .. maxShift, query and
-   * keys with the same content x: added = (x + PE(m)) . (x + PE(m + k)) and
-   * rope = RoPE(x, m) . RoPE(x, m + k). Only the first depends on m. */
-  function ropeScores(maxShift, dHead, base, queryPos) {
-    const x = contentVector(dHead), m = queryPos || 0;
-    const pe = encodingTable(maxShift + 1, dHead, base, m, "interleaved");
-    const query = x.map((v, j) => v + pe[j]);
-    const ropeQuery = rotate(x, m, base);
-    const added = new Float64Array(maxShift + 1), rope = new Float64Array(maxShift + 1);
-    for (let k = 0; k <= maxShift; k++) {
-      let s = 0;
-      for (let j = 0; j < dHead; j++) s += query[j] * (x[j] + pe[k * dHead + j]);
-      added[k] = s;
-      rope[k] = dot(ropeQuery, rotate(x, m + k, base));
-    }
-    return {content: x, added, rope};
-  }
-
-  /** Attention weights of a query at position m over keys at positions 0 .. nKeys - 1 from
-   * position alone: softmax over n of PE(m) . PE(n) / sqrt(dModel) (the scaled dot product of
-   * Vaswani et al. 2017, equation (1), on the encodings), as
-   * posenc.attention.softmax(PE[m] @ PE.T / sqrt(d_model)). The largest score is subtracted
-   * before exp, as there. Returns {scores, weights}, Float64Arrays of nKeys values. */
-  function focusWeights(m, nKeys, dModel, base) {
-    const pe = encodingTable(nKeys, dModel, base, 0, "interleaved");
-    const query = pe.subarray(m * dModel, (m + 1) * dModel), scale = Math.sqrt(dModel);
-    const scores = new Float64Array(nKeys), weights = new Float64Array(nKeys);
-    let peak = -Infinity, total = 0;
-    for (let n = 0; n < nKeys; n++) {
-      scores[n] = dot(query, pe.subarray(n * dModel, (n + 1) * dModel)) / scale;
-      if (scores[n] > peak) peak = scores[n];
-    }
-    for (let n = 0; n < nKeys; n++) total += (weights[n] = Math.exp(scores[n] - peak));
-    for (let n = 0; n < nKeys; n++) weights[n] /= total;
-    return {scores, weights};
-  }
-
-  // --- drawing helpers --------------------------------------------------------------------------
-
-  const d3 = window.d3;
-  const SVG = "http://www.w3.org/2000/svg";
-  let uid = 0;
-
-  function el(tag, attrs, ...children) {
-    const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4))
-      : document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "text") node.textContent = v; else node.setAttribute(k, v);
-    }
-    for (const c of children) node.append(c);
-    return node;
-  }
-
-  /** A number for people: up to 4 significant digits, no exponent below 1e6. */
-  function fmt(x, digits) {
-    if (!isFinite(x)) return String(x);
-    const a = Math.abs(x);
-    if (a !== 0 && (a >= 1e6 || a < 1e-3)) return x.toExponential((digits || 4) - 1);
-    return String(Number(x.toPrecision(digits || 4)));
-  }
-
-  /** Integers exactly, with thousands separators (d3-format): 1,000,200. */
-  const integer = d3.format(",d");
-
-  /** d3's nice tick values of a scale that are integers: exact positions and labels on an
-   * axis of positions or columns. */
-  function integerTicks(scale, count) {
-    return scale.ticks(count).filter(Number.isInteger);
-  }
-
-  /** The colour map as 256 packed RGBA words (little-endian canvas order). */
-  function colormap() {
-    const hex = (window.posencExplorerColormap || {}).rgb ||
-      "3b4cc0dddddd" /* fallback: blue, grey (never used by the built site) */;
-    const n = hex.length / 6, lut = new Uint32Array(256);
-    for (let k = 0; k < 256; k++) {
-      const c = Math.min(n - 1, Math.round((k / 255) * (n - 1))) * 6;
-      const r = parseInt(hex.slice(c, c + 2), 16), g = parseInt(hex.slice(c + 2, c + 4), 16),
-        b = parseInt(hex.slice(c + 4, c + 6), 16);
-      lut[k] = (255 << 24) | (b << 16) | (g << 8) | r;
-    }
-    return lut;
-  }
-  let LUT = null;
-
-  /** Which cells each of `pixels` pixels covers along one axis of `cells` cells: pixel p shows
-   * cells first[p] .. end[p] - 1 (their mean). With more pixels than cells a pixel shows the
-   * one cell it lies in (cells are drawn as blocks); with fewer, the mean of the cells it
-   * covers, so that no false stripes (moire) appear. */
-  function pixelBlocks(pixels, cells) {
-    const first = new Int32Array(pixels), end = new Int32Array(pixels);
-    for (let p = 0; p < pixels; p++) {
-      first[p] = Math.floor((p * cells) / pixels);
-      end[p] = Math.max(first[p] + 1, Math.floor(((p + 1) * cells) / pixels));
-    }
-    return {first, end};
-  }
-
-  /** Paint values (row-major, rows x cols) over the whole canvas at its own resolution (the
-   * displayed size times devicePixelRatio), mapping [-limit, limit] onto the colour map: each
-   * pixel shows the mean of the cells it covers (pixelBlocks). */
-  function paint(canvas, values, rows, cols, limit) {
-    LUT = LUT || colormap();
-    const W = canvas.width, H = canvas.height, ctx = canvas.getContext("2d");
-    if (!canvas.peImage || canvas.peImage.width !== W || canvas.peImage.height !== H) {
-      canvas.peImage = ctx.createImageData(W, H);
-    }
-    const words = new Uint32Array(canvas.peImage.data.buffer);
-    const rb = pixelBlocks(H, rows), cb = pixelBlocks(W, cols), scale = 127.5 / limit;
-    const mean = new Float64Array(cols);
-    for (let py = 0; py < H; py++) {
-      const r0 = rb.first[py], r1 = rb.end[py];
-      mean.fill(0);
-      for (let r = r0; r < r1; r++) for (let c = 0, k = r * cols; c < cols; c++) mean[c] += values[k + c];
-      if (r1 - r0 > 1) for (let c = 0; c < cols; c++) mean[c] /= r1 - r0;
-      for (let px = 0, w = py * W; px < W; px++) {
-        const c0 = cb.first[px], c1 = cb.end[px];
-        let v = mean[c0];
-        if (c1 - c0 > 1) {
-          for (let c = c0 + 1; c < c1; c++) v += mean[c];
-          v /= c1 - c0;
-        }
-        const index = Math.floor((v + limit) * scale + 0.5);  // round half up
-        words[w + px] = LUT[index < 0 ? 0 : index > 255 ? 255 : index];
-      }
-    }
-    ctx.putImageData(canvas.peImage, 0, 0);
-  }
-
-  /** A colour bar: a small canvas with the colour map and its end and middle labels. */
-  function colorbar(label) {
-    const bar = el("canvas", {class: "pe-colorbar-ramp", width: 256, height: 1, "aria-hidden": "true"});
-    const ends = el("span", {class: "pe-colorbar-ends", "aria-hidden": "true"},
-      el("span", {}), el("span", {text: "0"}), el("span", {}));
-    const box = el("div", {class: "pe-colorbar"}, el("span", {class: "pe-colorbar-label", text: label}), bar, ends);
-    box.setLimit = function (limit) {
-      LUT = LUT || colormap();
-      const ctx = bar.getContext("2d"), image = ctx.createImageData(256, 1);
-      new Uint32Array(image.data.buffer).set(LUT);
-      ctx.putImageData(image, 0, 0);
-      ends.children[0].textContent = fmt(-limit);
-      ends.children[2].textContent = fmt(limit);
-    };
-    return box;
-  }
-
-  /** A heatmap with d3 axes: a canvas drawn at the display's resolution under an SVG of the
-   * same proportions that holds the axes (integer ticks of rows and columns), the frame and a
-   * cursor (the outline of the cell the keyboard or the pointer reads). */
-  function heatmapFrame({width, height, margin, xLabel, yLabel, label}) {
-    const W = width, H = height, M = margin, pw = W - M.l - M.r, ph = H - M.t - M.b;
-    const canvas = el("canvas", {class: "pe-heatmap", tabindex: "0", role: "application",
-      "aria-roledescription": "heatmap", "aria-label": label, width: pw, height: ph});
-    Object.assign(canvas.style, {left: `${(100 * M.l) / W}%`, top: `${(100 * M.t) / H}%`,
-      width: `${(100 * pw) / W}%`, height: `${(100 * ph) / H}%`});
-    const svg = d3.create("svg").attr("viewBox", `0 0 ${W} ${H}`).attr("class", "pe-heatmap-axes")
-      .attr("aria-hidden", "true");
-    svg.append("rect").attr("class", "pe-frame").attr("x", M.l).attr("y", M.t).attr("width", pw).attr("height", ph);
-    const xAxis = svg.append("g").attr("class", "pe-axis pe-x").attr("transform", `translate(0,${H - M.b})`);
-    const yAxis = svg.append("g").attr("class", "pe-axis pe-y").attr("transform", `translate(${M.l},0)`);
-    svg.append("text").attr("class", "pe-axis-label").attr("x", M.l + pw / 2).attr("y", H - 6)
-      .attr("text-anchor", "middle").text(xLabel);
-    svg.append("text").attr("class", "pe-axis-label").attr("text-anchor", "middle")
-      .attr("transform", `translate(14,${M.t + ph / 2}) rotate(-90)`).text(yLabel);
-    const cursor = svg.append("rect").attr("class", "pe-cursor").attr("visibility", "hidden");
-    const box = el("div", {class: "pe-heatmap-frame"}, canvas, svg.node());
-    let last = null;
-
-    function fit() {
-      const rect = canvas.getBoundingClientRect(), ratio = window.devicePixelRatio || 1;
-      const w = Math.max(1, Math.round((rect.width || pw) * ratio)), h = Math.max(1, Math.round((rect.height || ph) * ratio));
-      if (canvas.width !== w) canvas.width = w;
-      if (canvas.height !== h) canvas.height = h;
-    }
-    box.draw = function (values, rows, cols, limit, rowStart, colStart) {
-      const x = d3.scaleLinear([colStart - 0.5, colStart + cols - 0.5], [M.l, W - M.r]);
-      const y = d3.scaleLinear([rowStart - 0.5, rowStart + rows - 0.5], [M.t, H - M.b]);
-      xAxis.call(d3.axisBottom(x).tickValues(integerTicks(x, Math.max(2, pw / 70))).tickFormat(integer));
-      yAxis.call(d3.axisLeft(y).tickValues(integerTicks(y, Math.max(2, ph / 35))).tickFormat(integer));
-      last = {values, rows, cols, limit};
-      box.scales = {x, y};
-      fit();
-      paint(canvas, values, rows, cols, limit);
-    };
-    /** Outline cell (r, c) of the drawn values (at least 6 units wide, so that it shows). */
-    box.showCursor = function (r, c) {
-      if (!last) return;
-      const cw = pw / last.cols, ch = ph / last.rows, w = Math.max(cw, 6), h = Math.max(ch, 6);
-      cursor.attr("x", M.l + (c + 0.5) * cw - w / 2).attr("y", M.t + (r + 0.5) * ch - h / 2)
-        .attr("width", w).attr("height", h).attr("visibility", "visible");
-    };
-    box.hideCursor = () => cursor.attr("visibility", "hidden");
-    /** The cell under a pointer event: {r, c}, clamped to the drawn values. */
-    box.cellAt = function (event) {
-      const rect = canvas.getBoundingClientRect();
-      const c = Math.floor(((event.clientX - rect.left) / rect.width) * last.cols);
-      const r = Math.floor(((event.clientY - rect.top) / rect.height) * last.rows);
-      return {r: Math.min(last.rows - 1, Math.max(0, r)), c: Math.min(last.cols - 1, Math.max(0, c))};
-    };
-    if (window.ResizeObserver) {
-      new ResizeObserver(() => {
-        if (!last) return;
-        const before = [canvas.width, canvas.height];
-        fit();
-        if (canvas.width !== before[0] || canvas.height !== before[1]) paint(canvas, last.values, last.rows, last.cols, last.limit);
-      }).observe(canvas);
-    }
-    box.canvas = canvas;
-    return box;
-  }
-
-  /** A line chart in SVG with d3 scales and axes: series [{x, y, name, cls}], x integers. */
-  function lineChart(title, height) {
-    const W = 640, H = height || 240, M = {l: 62, r: 14, t: 10, b: 46};
-    const svg = d3.create("svg").attr("viewBox", `0 0 ${W} ${H}`).attr("class", "pe-chart").attr("role", "img");
-    const label = svg.append("title").text(title);
-    svg.append("rect").attr("class", "pe-frame").attr("x", M.l).attr("y", M.t)
-      .attr("width", W - M.l - M.r).attr("height", H - M.t - M.b);
-    const zero = svg.append("line").attr("class", "pe-zero");
-    const xAxis = svg.append("g").attr("class", "pe-axis pe-x").attr("transform", `translate(0,${H - M.b})`);
-    const yAxis = svg.append("g").attr("class", "pe-axis pe-y").attr("transform", `translate(${M.l},0)`);
-    const xTitle = svg.append("text").attr("class", "pe-axis-label").attr("x", (M.l + W - M.r) / 2)
-      .attr("y", H - 6).attr("text-anchor", "middle");
-    const yTitle = svg.append("text").attr("class", "pe-axis-label").attr("text-anchor", "middle")
-      .attr("transform", `translate(14,${(M.t + H - M.b) / 2}) rotate(-90)`);
-    const marks = svg.append("g"), lines = svg.append("g");
-    const legend = el("div", {class: "pe-legend", "aria-hidden": "true"});
-    const box = el("div", {class: "pe-chart-box"}, svg.node(), legend);
-    /** yDomain: fixed [low, high], or null for d3's nice extent of the values. marks: x
-     * values where a vertical line is drawn (class pe-mark). */
-    box.draw = function (series, xLabel, yLabel, yDomain, description, markAt) {
-      const xs = series[0].x, first = xs[0], last = xs[xs.length - 1];
-      // One point: half a position either side of it.
-      const x = d3.scaleLinear(last === first ? [first - 0.5, first + 0.5] : [first, last], [M.l, W - M.r]);
-      let y;
-      if (yDomain) {
-        y = d3.scaleLinear(yDomain, [H - M.b, M.t]);
-      } else {
-        let lo = Infinity, hi = -Infinity;
-        for (const s of series) for (const v of s.y) { if (v < lo) lo = v; if (v > hi) hi = v; }
-        if (hi - lo < 1e-12) { lo -= 1; hi += 1; }
-        y = d3.scaleLinear([lo, hi], [H - M.b, M.t]).nice();
-      }
-      xAxis.call(d3.axisBottom(x).tickValues(integerTicks(x, 7)).tickFormat(integer));
-      yAxis.call(d3.axisLeft(y).ticks(5));
-      const [ya, yb] = y.domain();
-      zero.attr("visibility", ya < 0 && yb > 0 ? "visible" : "hidden").attr("x1", M.l).attr("x2", W - M.r)
-        .attr("y1", y(0)).attr("y2", y(0));
-      xTitle.text(xLabel);
-      yTitle.text(yLabel);
-      marks.selectAll("line").data(markAt === undefined ? [] : [markAt]).join("line").attr("class", "pe-mark")
-        .attr("x1", v => x(v)).attr("x2", v => x(v)).attr("y1", M.t).attr("y2", H - M.b);
-      lines.selectAll("path").data(series).join("path").attr("class", s => "pe-line " + s.cls).attr("d", s => {
-        let d = "";
-        for (let k = 0; k < s.x.length; k++) d += (k ? "L" : "M") + x(s.x[k]).toFixed(2) + " " + y(s.y[k]).toFixed(2);
-        return d;
-      });
-      legend.replaceChildren(...series.map(s => el("span", {class: "pe-key " + s.cls, text: s.name})));
-      label.text(description);
-      box.scales = {x, y};
-    };
-    return box;
-  }
-
-  /** A labelled control: a range (over numbers, or over the list spec.values), a number field
-   * (checked when committed, never rewritten) or a select, with its shown value. */
-  function control(name, spec, onChange, announce) {
-    const id = `pe-${++uid}`;
-    let input;
-    const hint = spec.hint ? el("span", {id: `${id}-hint`, class: "pe-hint", text: spec.hint}) : null;
-    if (spec.options) {
-      input = el("select", {id});
-      for (const [value, text] of spec.options) input.append(el("option", {value, text}));
-      input.value = spec.value;
-    } else if (spec.type === "number") {
-      input = el("input", {id, type: "number", min: spec.min, max: spec.max, step: 1, inputmode: "numeric",
-        "aria-describedby": `${id}-hint`});
-      input.value = spec.value;
-    } else if (spec.values) {
-      input = el("input", {id, type: "range", min: 0, max: spec.values.length - 1, step: 1});
-      input.value = spec.values.indexOf(spec.value);
-    } else {
-      input = el("input", {id, type: "range", min: spec.min, max: spec.max, step: spec.step || 1});
-      input.value = spec.value;
-    }
-    const shown = el("output", {for: id, "aria-hidden": "true"});
-    const box = el("div", {class: "pe-control"}, el("label", {for: id, text: spec.label}), input, shown);
-    if (hint) box.append(hint);
-    box.input = input;
-    box.spec = spec;
-    box.accepted = spec.values ? spec.values[Number(input.value)] : spec.type === "number" ? Number(input.value) : input.value;
-    box.text = () => spec.show ? spec.show(box.accepted) : String(box.accepted);
-    const update = () => {
-      if (spec.values) box.accepted = spec.values[Number(input.value)];
-      else if (spec.type !== "number") box.accepted = input.value;
-      shown.textContent = spec.options || spec.type === "number" ? "" : box.text();
-      if (input.type === "range") input.setAttribute("aria-valuetext", box.text());
-    };
-    if (spec.type === "number") {
-      // Checked when committed (Enter, Tab, the arrow keys), never while typing and never
-      // rewritten: an entry that is not a whole number from min to max is reported next to
-      // the field, and the figure keeps its setting.
-      input.addEventListener("change", () => {
-        const v = input.valueAsNumber, range = `${integer(spec.min)} to ${integer(spec.max)}`;
-        if (input.value !== "" && input.validity.valid && Number.isInteger(v)) {
-          box.accepted = v;
-          input.removeAttribute("aria-invalid");
-          hint.classList.remove("pe-error");
-          hint.textContent = spec.hint;
-          onChange(name);
-          return;
-        }
-        const what = input.value === "" ? (input.validity.badInput ? "That entry is not a number" : "The field is empty")
-          : `${input.value} is ${input.validity.stepMismatch || !Number.isInteger(v) ? "not a whole number" : "out of range"}`;
-        input.setAttribute("aria-invalid", "true");
-        hint.classList.add("pe-error");
-        hint.textContent = `${what}: enter a whole number from ${range}. The figure still shows ` +
-          `${spec.name || spec.label} ${integer(box.accepted)}.`;
-        announce(hint.textContent);
-      });
-    } else {
-      const handler = () => { update(); onChange(name); };
-      input.addEventListener("input", handler);
-      input.addEventListener("change", handler);
-    }
-    update();
-    box.sync = update;
-    return box;
-  }
-
-  /** The base: a slider over values that print exactly (1, 2, 5 times a power of 10). */
-  const BASES = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000];
-  const baseControl = {label: "base", values: BASES, value: 10000, show: v => "base = " + integer(v)};
-
-  /** The frame shared by the figures: controls beside (wide) or above (narrow) the figure, the
-   * summary of the setting below, and a short live announcement of each change. */
-  function frame(container, title, specs, redraw) {
-    const controls = {}, row = el("div", {class: "pe-controls"});
-    const summary = el("p", {class: "pe-summary"});
-    const announcer = el("p", {class: "pe-sr-only", "aria-live": "polite", "aria-atomic": "true"});
-    const area = el("div", {class: "pe-area"});
-    const figure = el("figure", {class: "pe-figure"}, el("figcaption", {class: "pe-title", text: title}), area);
-    const state = {};
-    let timer = null;
-    const announce = text => {
-      api.pending = text;
-      clearTimeout(timer);
-      timer = setTimeout(() => { announcer.textContent = text; api.announced = text; api.pending = null; }, 300);
-    };
-    const run = (changed, force) => {
-      const names = Object.keys(controls).filter(name => state[name] !== controls[name].accepted);
-      if (!names.length && force !== true) return;
-      for (const [name, box] of Object.entries(controls)) state[name] = box.accepted;
-      const t0 = performance.now();
-      const result = redraw(state, changed);
-      api.lastRedrawMs = performance.now() - t0;
-      summary.textContent = result.text;
-      if (changed && controls[changed]) {
-        const box = controls[changed];
-        announce(`${box.spec.name || box.spec.label} ${box.spec.options ? box.input.selectedOptions[0].text
-          : box.spec.show ? box.text().replace(/^.* = /, "") : box.text()}: ${result.brief}`);
-      }
-    };
-    for (const [name, spec] of Object.entries(specs)) {
-      controls[name] = control(name, spec, run, announce);
-      row.append(controls[name]);
-    }
-    const body = el("div", {class: "pe-body"}, row, figure);
-    const live = el("div", {class: "pe-live"}, body, summary, announcer);
-    container.append(live);
-    container.classList.add("is-live");
-    const api = {figure: container.dataset.figure, state, controls, data: {}, redraw: () => run(null, true),
-      lastRedrawMs: 0, timings: {}, announced: "", pending: null, announce};
-    container.posencExplorer = api;
-    return {area, api, run, controls};
-  }
+  const {angularFrequency, columnInfo, columnOf, encodingTable, dotAtDistance, gramMatrix, ropeScores,
+    focusWeights} = window.posencExplorer;
+  const {d3, el, fmt, integer, nextId, colorbar, heatmapFrame, lineChart, frame, baseControl, pixelBlocks,
+    rowFilter, ROW_SIGMA} = window.posencExplorerDraw;
 
   // --- the five figures -------------------------------------------------------------------------
 
@@ -556,7 +36,7 @@
     const heat = heatmapFrame({width: 640, height: 270, margin: {l: 66, r: 10, t: 6, b: 42},
       xLabel: "column j", yLabel: "position pos", label: "Heatmap of the encoding table"});
     const canvas = heat.canvas;
-    const help = el("p", {class: "pe-caption", id: `pe-${++uid}-help`,
+    const help = el("p", {class: "pe-caption", id: `${nextId()}-help`,
       text: "Focus the heatmap and use the arrow keys (Page Up and Page Down for 16 rows, Home and " +
         "End for the first and last column), or point at a cell: its values are shown below the heatmap."});
     canvas.setAttribute("aria-describedby", help.id);
@@ -598,7 +78,7 @@
       const d = Number(s.d_model), n = Number(s.seq_len), base = Number(s.base), offset = Number(s.offset);
       const key = [n, d, base, offset, s.layout].join();
       const t0 = performance.now();
-      if (key !== drawnKey) {  // the pair alone changes only the line plot
+      if (key !== drawnKey || !changed) {  // the pair alone changes only the line plot
         pe = encodingTable(n, d, base, offset, s.layout, buffer);
         api.timings.table = performance.now() - t0;
         heat.draw(pe, n, d, 1, offset, 0);
@@ -637,8 +117,10 @@
         `${d % 2 ? " (odd: the last column is a sine without its cosine)" : ""}, base = ${integer(base)}, ` +
         `${s.layout} layout. Its ${pairs} angular frequencies fall from 1 to ${fmt(last)} ` +
         `rad per position (wavelengths ${fmt(2 * Math.PI)} to ${fmt(2 * Math.PI / last)} positions). ` +
-        (rowsPerPixel > 1 ? `The heatmap has ${canvas.height} pixel rows for ${n} positions: each pixel ` +
-          `shows the mean of the ${fmt(rowsPerPixel, 3)} rows it covers. ` : "") +
+        (rowsPerPixel > 1 ? `The heatmap has ${canvas.height} pixel rows for ${n} positions ` +
+          `(${fmt(rowsPerPixel, 3)} per pixel row): each pixel row shows the positions around it through ` +
+          `a low-pass filter, so a column whose wavelength is shorter than two pixel rows ` +
+          `(${fmt(2 * rowsPerPixel, 3)} positions) fades to its mean instead of showing false stripes. ` : "") +
         `Plotted: pair i = ${i}, wavelength ${fmt(2 * Math.PI / w)} positions.`};
     }
 
@@ -704,7 +186,30 @@
       label.attr("x", r * c).attr("y", -r * sn + (sn < -0.35 ? 10 : sn > 0.35 ? 0 : 4))
         .attr("text-anchor", c > 0.35 ? "start" : c < -0.35 ? "end" : "middle");
     }
-    const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    const PAD = 2;
+    const boxOf = node => { const b = node.getBBox(); return {x0: b.x - PAD, y0: b.y, x1: b.x + b.width + PAD, y1: b.y + b.height}; };
+    const overlap = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    /** Move the point labels apart and into the frame: each label, at its place outside the
+     * circle, is shifted into the frame (the tick labels and titles are outside it) and then,
+     * if it covers a point or a label placed before it, one line up or down at a time (away
+     * from the centre first) until it covers none. Needs the labels rendered (getBBox). */
+    function separate(labels, angles) {
+      const obstacles = [boxOf(p1.node()), boxOf(p2.node())], inside = F - PAD;
+      labels.forEach((label, k) => {
+        const b = boxOf(label.node()), line = b.y1 - b.y0, away = Math.sin(angles[k]) > 0 ? -1 : 1;
+        const dx = Math.min(0, inside - b.x1) + Math.max(0, -inside - b.x0);
+        for (const step of [0, 1, -1, 2, -2, 3, -3]) {
+          let dy = step * away * line;
+          dy += Math.min(0, inside - (b.y1 + dy)) + Math.max(0, -inside - (b.y0 + dy));
+          const moved = {x0: b.x0 + dx, x1: b.x1 + dx, y0: b.y0 + dy, y1: b.y1 + dy};
+          if (!obstacles.some(o => overlap(moved, o)) || step === -3) {
+            label.attr("x", Number(label.attr("x")) + dx).attr("y", Number(label.attr("y")) + dy);
+            obstacles.push(moved);
+            break;
+          }
+        }
+      });
+    }
 
     function redraw(st, changed) {
       const i = Number(st.i), pos = Number(st.pos);
@@ -725,9 +230,7 @@
       ray2.attr("x1", 0).attr("y1", 0).attr("x2", x2).attr("y2", y2);
       place(t1, a, 1.14 * R);
       place(t2, b, 1.14 * R);
-      if (svg.node().isConnected && t1.node().getBBox().width && overlap(t1.node().getBBox(), t2.node().getBBox())) {
-        place(t2, b, 1.34 * R);  // the two points are close: the second label goes further out
-      }
+      if (svg.node().isConnected && t1.node().getBBox().width) separate([t1, t2], [a, b]);
       const turn = k * w, full = 2 * Math.PI;
       // The arc: k w modulo a full turn, anticlockwise for k > 0 (the direction pos moves in).
       const signed = k >= 0 ? turn % full : -((-turn) % full), r = 0.45 * R;
@@ -751,7 +254,7 @@
   function dotFigure(container) {
     const N = 64;
     const chart = lineChart("Dot product against the shift k");
-    const heat = heatmapFrame({width: 300, height: 290, margin: {l: 50, r: 8, t: 6, b: 42},
+    const heat = heatmapFrame({width: 300, height: 290, margin: {l: 50, r: 8, t: 6, b: 42}, square: true,
       xLabel: "n", yLabel: "m", label: "Gram matrix of the encodings of positions 0 to 63"});
     heat.canvas.removeAttribute("tabindex");
     heat.canvas.setAttribute("role", "img");
@@ -857,14 +360,29 @@
   const FIGURES = {table: tableFigure, rotation: rotationFigure, dot: dotFigure, rope: ropeFigure,
     focus: focusFigure};
 
-  window.posencExplorer = {angularFrequency, columnInfo, columnOf, encodingTable, encodingRow,
-    dotAtDistance, gramMatrix, rotate, ropeScores, focusWeights, pixelBlocks, FIGURES: Object.keys(FIGURES)};
+  Object.assign(window.posencExplorer, {pixelBlocks, rowFilter, ROW_SIGMA, FIGURES: Object.keys(FIGURES)});
+
+  /** Fetch the still images for print (each figure's <picture>: its source for the screen, an
+   * empty inline image, is removed, so the <img> loads its PNG while it stays hidden on screen).
+   * A browser prints what is loaded and does not wait for an image that print media asks for:
+   * fetched once the page is idle, after the live figures and the page's own content, the
+   * images are there when a reader prints. Also on "beforeprint", for a print before that. */
+  function fetchStills() {
+    for (const source of document.querySelectorAll(".posenc-explorer picture.posenc-explorer-static source")) {
+      source.remove();
+    }
+  }
 
   function start() {
     for (const container of document.querySelectorAll(".posenc-explorer[data-figure]")) {
       const make = FIGURES[container.dataset.figure];
       if (make && !container.posencExplorer) make(container);
     }
+    const whenIdle = () => (window.requestIdleCallback ? requestIdleCallback(fetchStills, {timeout: 2000})
+      : setTimeout(fetchStills, 200));
+    if (document.readyState === "complete") whenIdle();
+    else window.addEventListener("load", whenIdle, {once: true});
+    window.addEventListener("beforeprint", fetchStills, {once: true});
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
