@@ -311,12 +311,32 @@ WRONG_ANSWERS = {
              "self.dropout = nn.Dropout(dropout)\n        import posenc.pytorch\n"
              "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len=max_len, dropout=dropout)"),
             ("NO PROMPT", "return self.dropout(x)", "return self.reference(x - self.pe[:, offset : offset + x.size(1)].to(x.dtype), offset)")]),
-        ("correct: exp/log frequencies, stacked pairs, a float32 table", (), [
+        # ... and question 7's check in torch, row by row with math.sin, sentence b filled with b.
+        ("correct: exp/log frequencies, stacked pairs, a float32 table; a check row by row in torch", (), [
             ("NO PROMPT", "omega = 10000.0 ** (-2 * (column // 2) / d_model)",
              "omega = torch.exp(-math.log(10000.0) * 2 * (column // 2) / d_model)"),
             ("NO PROMPT", "        pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
              "        pe = torch.stack([torch.sin(angles[:, 0::2]), torch.cos(angles[:, 0::2])], dim=-1)\n"
-             "        pe = pe.flatten(1)[:, :d_model].float()\n")]),
+             "        pe = pe.flatten(1)[:, :d_model].float()\n"),
+            ("def follows_positions_spec", "    rng = np.random.default_rng(0)\n",
+             "    for d_model, batch, seq_len, offset in ((4, 2, 3, 0), (5, 4, 6, 17), (8, 3, 2, 0), (8, 3, 2, 1000)):\n"
+             "        try:\n"
+             "            module = module_class(d_model, dropout=0.0)\n"
+             "            module.eval()\n"
+             "            x = torch.arange(batch, dtype=torch.float32)[:, None, None].expand(batch, seq_len, d_model)\n"
+             "            out = module(x, offset=offset).detach()\n"
+             "        except Exception:\n"
+             "            return False\n"
+             "        if out.shape != (batch, seq_len, d_model):\n"
+             "            return False\n"
+             "        for r in range(seq_len):\n"
+             "            angles = [(offset + r) / 10000 ** (2 * (j // 2) / d_model) for j in range(d_model)]\n"
+             "            expected = torch.tensor([math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(angles)])\n"
+             "            for b in range(batch):\n"
+             "                if not torch.allclose(out[b, r] - b, expected, atol=1e-5):\n"
+             "                    return False\n"
+             "    return True\n"
+             "    rng = np.random.default_rng(0)\n")]),
         # Question 7, the check that would have caught question 1's bug: checks that miss a bug
         # (or compare with the notebook's own class) lose it; its other questions keep theirs.
         ("check: a batch of one sentence", "q7", [
@@ -341,26 +361,6 @@ WRONG_ANSWERS = {
              "            except Exception:  # a module that raises does not follow the specification\n                return False\n",
              "            module = module_class(d_model, max_len=64, dropout=0.0).eval()\n"
              "            with torch.no_grad():\n                out = module(torch.from_numpy(x), offset=offset)\n")]),
-        ("correct: a check in torch, row by row with math.sin, sentence b filled with b", (), [
-            ("def follows_positions_spec", "    rng = np.random.default_rng(0)\n",
-             "    for d_model, batch, seq_len, offset in ((4, 2, 3, 0), (5, 4, 6, 17), (8, 3, 2, 0), (8, 3, 2, 1000)):\n"
-             "        try:\n"
-             "            module = module_class(d_model, dropout=0.0)\n"
-             "            module.eval()\n"
-             "            x = torch.arange(batch, dtype=torch.float32)[:, None, None].expand(batch, seq_len, d_model)\n"
-             "            out = module(x, offset=offset).detach()\n"
-             "        except Exception:\n"
-             "            return False\n"
-             "        if out.shape != (batch, seq_len, d_model):\n"
-             "            return False\n"
-             "        for r in range(seq_len):\n"
-             "            angles = [(offset + r) / 10000 ** (2 * (j // 2) / d_model) for j in range(d_model)]\n"
-             "            expected = torch.tensor([math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(angles)])\n"
-             "            for b in range(batch):\n"
-             "                if not torch.allclose(out[b, r] - b, expected, atol=1e-5):\n"
-             "                    return False\n"
-             "    return True\n"
-             "    rng = np.random.default_rng(0)\n")]),
     ],
     "attend-by-position": [
         ("rotation the wrong way (transposed blocks)", "q1", [
@@ -393,35 +393,11 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = key_projection(k)")]),
         # Correct: two half shifts, W_Q W_K^T = 32 M_{k/2} M_{k/2} = 32 M_k, with the student's
         # rotation_for_shift at a real k.
-        ("correct: a head from two half shifts with its own rotation at real k", (), [
+        # ... and in question 4, the smallest factor from the closed form of the scores over every
+        # window of distances.
+        ("correct: a head from two half shifts with its own rotation at real k; smallest factor from the closed form", (), [
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.sqrt(32.0) * rotation_for_shift(k / 2)"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)")]),
-        ("correct: rotation built pair by pair and used in q2, (W_Q, W_K) as a list", (), [
-            ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
-             "    for i in range(d_model // 2):\n"
-             "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
-             "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = rotation_for_shift(k).T"),
-            ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]")]),
-        # Question 4, the smallest factor: c must meet the criterion and c / 1.01 must not.
-        ("smallest factor: the weight averaged over the queries", "q4", [
-            ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()",
-             "return weights[np.arange(1, 256), np.arange(0, 255)].mean()")]),
-        ("smallest factor: only the first query of each shift, p = k", "q4", [
-            ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()", "return weights[1, 0]")]),
-        ("smallest factor: scores not divided by sqrt(64)", "q4", [
-            ("def smallest_factor", "(pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)", "(pe @ posenc.shift_matrix(1, 64).T).T")]),
-        ("smallest factor: question 2's factor", "q4", [
-            ("def smallest_factor", "    # BEGIN SOLUTION\n", "    return 32.0\n")]),
-        ("smallest factor: whole numbers only", "q4", [
-            ("def smallest_factor", "    low, high = 0.0, 1.0\n",
-             "    return next(float(c) for c in range(1, 1000) if least_weight(c) >= weight)\n    low, high = 0.0, 1.0\n")]),
-        # Right at the question's setting, whatever the arguments (as a number typed in would be).
-        ("smallest factor: its arguments ignored", "q4", [
-            ("def smallest_factor", "    # BEGIN SOLUTION\n", "    weight, max_shift = 0.9, 200\n")]),
-        # Correct: the closed form of the scores, every window of distances; and every shift with
-        # the notebook's rotation_for_shift, the last query only (its target is away from the ends).
-        ("correct: smallest factor from the closed form over every window of distances", (), [
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)"),
             ("def smallest_factor", "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)",
              "    omega = 10000.0 ** (-2.0 * np.arange(32) / 64)\n"
              "    score = np.cos(np.outer(np.arange(-255, 256), omega)).sum(axis=1) / 8.0  # by distance -255 .. 255\n"
@@ -440,7 +416,15 @@ WRONG_ANSWERS = {
              "            high = middle\n"
              "    return high\n"
              "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)")]),
-        ("correct: smallest factor over every shift, last query only, with rotation_for_shift", (), [
+        # ... and in question 4, every shift of its own rotation_for_shift, at the last query only (its
+        # target is away from the ends of the sequence).
+        ("correct: rotation built pair by pair and used in q2 and q4, (W_Q, W_K) as a list, q4 at the last query", (), [
+            ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
+             "    for i in range(d_model // 2):\n"
+             "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
+             "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = rotation_for_shift(k).T"),
+            ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]"),
             ("def smallest_factor", "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)",
              "    shifts = np.arange(1, max_shift + 1)\n"
              "    last = np.array([pe @ (rotation_for_shift(k).T @ pe[255]) for k in shifts]) / 8.0  # query 255\n"
@@ -454,6 +438,20 @@ WRONG_ANSWERS = {
              "        low, high = (middle, high) if least_weight(middle) < weight else (low, middle)\n"
              "    return float(high)\n"
              "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)")]),
+        # Question 4, the smallest factor: c must meet the criterion and c / 1.01 must not.
+        ("smallest factor: the weight averaged over the queries", "q4", [
+            ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()",
+             "return weights[np.arange(1, 256), np.arange(0, 255)].mean()")]),
+        ("smallest factor: only the first query of each shift, p = k", "q4", [
+            ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()", "return weights[1, 0]")]),
+        ("smallest factor: question 2's factor", "q4", [
+            ("def smallest_factor", "    # BEGIN SOLUTION\n", "    return 32.0\n")]),
+        ("smallest factor: whole numbers only", "q4", [
+            ("def smallest_factor", "    low, high = 0.0, 1.0\n",
+             "    return next(float(c) for c in range(1, 1000) if least_weight(c) >= weight)\n    low, high = 0.0, 1.0\n")]),
+        # Right at the question's setting, whatever the arguments (as a number typed in would be).
+        ("smallest factor: its arguments ignored", "q4", [
+            ("def smallest_factor", "    # BEGIN SOLUTION\n", "    weight, max_shift = 0.9, 200\n")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
     # the bug touches what they measure: those wrong answers name every question they lose.
