@@ -321,12 +321,56 @@ WRONG_ANSWERS = {
              "self.dropout = nn.Dropout(dropout)\n        import posenc.pytorch\n"
              "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len=max_len, dropout=dropout)"),
             ("NO PROMPT", "return self.dropout(x)", "return self.reference(x - self.pe[:, offset : offset + x.size(1)].to(x.dtype), offset)")]),
-        ("correct: exp/log frequencies, stacked pairs, a float32 table", (), [
+        # ... and question 7's check in torch, row by row with math.sin, sentence b filled with b.
+        ("correct: exp/log frequencies, stacked pairs, a float32 table; a check row by row in torch", (), [
             ("NO PROMPT", "omega = 10000.0 ** (-2 * (column // 2) / d_model)",
              "omega = torch.exp(-math.log(10000.0) * 2 * (column // 2) / d_model)"),
             ("NO PROMPT", "        pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
              "        pe = torch.stack([torch.sin(angles[:, 0::2]), torch.cos(angles[:, 0::2])], dim=-1)\n"
-             "        pe = pe.flatten(1)[:, :d_model].float()\n")]),
+             "        pe = pe.flatten(1)[:, :d_model].float()\n"),
+            ("def follows_positions_spec", "    rng = np.random.default_rng(0)\n",
+             "    for d_model, batch, seq_len, offset in ((4, 2, 3, 0), (5, 4, 6, 17), (8, 3, 2, 0), (8, 3, 2, 1000)):\n"
+             "        try:\n"
+             "            module = module_class(d_model, dropout=0.0)\n"
+             "            module.eval()\n"
+             "            x = torch.arange(batch, dtype=torch.float32)[:, None, None].expand(batch, seq_len, d_model)\n"
+             "            out = module(x, offset=offset).detach()\n"
+             "        except Exception:\n"
+             "            return False\n"
+             "        if out.shape != (batch, seq_len, d_model):\n"
+             "            return False\n"
+             "        for r in range(seq_len):\n"
+             "            angles = [(offset + r) / 10000 ** (2 * (j // 2) / d_model) for j in range(d_model)]\n"
+             "            expected = torch.tensor([math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(angles)])\n"
+             "            for b in range(batch):\n"
+             "                if not torch.allclose(out[b, r] - b, expected, atol=1e-5):\n"
+             "                    return False\n"
+             "    return True\n"
+             "    rng = np.random.default_rng(0)\n")]),
+        # Question 7, the check that would have caught question 1's bug: checks that miss a bug
+        # (or compare with the notebook's own class) lose it; its other questions keep theirs.
+        ("check: a batch of one sentence", "q7", [
+            ("def follows_positions_spec", "((3, 5, 0), (2, 4, 11))", "((1, 5, 0), (1, 4, 11))")]),
+        ("check: offset 0 only", "q7", [
+            ("def follows_positions_spec", "((3, 5, 0), (2, 4, 11))", "((3, 5, 0), (2, 4, 0))")]),
+        ("check: shapes only", "q7", [
+            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):",
+             "if tuple(out.shape) != x.shape:")]),
+        # Question 1's public test as the check: the sentences agree and the tokens differ.
+        ("check: sentences compared with each other, not with the formula", "q7", [
+            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):",
+             "added = out.double().numpy() - x\n"
+             "            if tuple(out.shape) != x.shape or not np.allclose(added, added[:1], atol=1e-5) or np.allclose(added[0, 0], added[0, 1]):")]),
+        ("check: compares with the notebook's own class", "q7", [
+            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):",
+             "pe = PositionalEncoding(d_model, max_len=64).eval()(torch.zeros(1, seq_len, d_model, dtype=torch.float64), offset=offset)[0].numpy()\n"
+             "            if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):")]),
+        ("check: lets a module's error through", "q7", [
+            ("def follows_positions_spec", "            try:\n                module = module_class(d_model, max_len=64, dropout=0.0).eval()\n"
+             "                with torch.no_grad():\n                    out = module(torch.from_numpy(x), offset=offset)\n"
+             "            except Exception:  # a module that raises does not follow the specification\n                return False\n",
+             "            module = module_class(d_model, max_len=64, dropout=0.0).eval()\n"
+             "            with torch.no_grad():\n                out = module(torch.from_numpy(x), offset=offset)\n")]),
     ],
     "attend-by-position": [
         ("rotation the wrong way (transposed blocks)", "q1", [
@@ -359,16 +403,65 @@ WRONG_ANSWERS = {
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = key_projection(k)")]),
         # Correct: two half shifts, W_Q W_K^T = 32 M_{k/2} M_{k/2} = 32 M_k, with the student's
         # rotation_for_shift at a real k.
-        ("correct: a head from two half shifts with its own rotation at real k", (), [
+        # ... and in question 4, the smallest factor from the closed form of the scores over every
+        # window of distances.
+        ("correct: a head from two half shifts with its own rotation at real k; smallest factor from the closed form", (), [
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.sqrt(32.0) * rotation_for_shift(k / 2)"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)")]),
-        ("correct: rotation built pair by pair and used in q2, (W_Q, W_K) as a list", (), [
+            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)"),
+            ("def smallest_factor", "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)",
+             "    omega = 10000.0 ** (-2.0 * np.arange(32) / 64)\n"
+             "    score = np.cos(np.outer(np.arange(-255, 256), omega)).sum(axis=1) / 8.0  # by distance -255 .. 255\n"
+             "    windows = np.lib.stride_tricks.sliding_window_view(score - score.max(), 256)[:255]  # t = 0 .. 254\n"
+             "    def least_weight(c):\n"
+             "        return float((1.0 / np.exp(c * windows).sum(axis=1)).min())\n"
+             "    c = 1.0\n"
+             "    while least_weight(c) < weight:\n"
+             "        c *= 2\n"
+             "    low, high = c / 2, c\n"
+             "    for _ in range(30):\n"
+             "        middle = (low + high) / 2\n"
+             "        if least_weight(middle) < weight:\n"
+             "            low = middle\n"
+             "        else:\n"
+             "            high = middle\n"
+             "    return high\n"
+             "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)")]),
+        # ... and in question 4, every shift of its own rotation_for_shift, at the last query only (its
+        # target is away from the ends of the sequence).
+        ("correct: rotation built pair by pair and used in q2 and q4, (W_Q, W_K) as a list, q4 at the last query", (), [
             ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
              "    for i in range(d_model // 2):\n"
              "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
              "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64).T", "W_K = rotation_for_shift(k).T"),
-            ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]")]),
+            ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]"),
+            ("def smallest_factor", "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)",
+             "    shifts = np.arange(1, max_shift + 1)\n"
+             "    last = np.array([pe @ (rotation_for_shift(k).T @ pe[255]) for k in shifts]) / 8.0  # query 255\n"
+             "    last -= last.max(axis=1, keepdims=True)\n"
+             "    def least_weight(c):\n"
+             "        weights = np.exp(c * last)\n"
+             "        return (weights[np.arange(len(shifts)), 255 - shifts] / weights.sum(axis=1)).min()\n"
+             "    low, high = 1.0, 1000.0\n"
+             "    while high / low > 1.0001:\n"
+             "        middle = np.sqrt(low * high)\n"
+             "        low, high = (middle, high) if least_weight(middle) < weight else (low, middle)\n"
+             "    return float(high)\n"
+             "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)")]),
+        # Question 4, the smallest factor: c must meet the criterion and c / 1.01 must not.
+        ("smallest factor: the weight averaged over the queries", "q4", [
+            ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()",
+             "return weights[np.arange(1, 256), np.arange(0, 255)].mean()")]),
+        ("smallest factor: only the first query of each shift, p = k", "q4", [
+            ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()", "return weights[1, 0]")]),
+        ("smallest factor: question 2's factor", "q4", [
+            ("def smallest_factor", "    # BEGIN SOLUTION\n", "    return 32.0\n")]),
+        ("smallest factor: whole numbers only", "q4", [
+            ("def smallest_factor", "    low, high = 0.0, 1.0\n",
+             "    return next(float(c) for c in range(1, 1000) if least_weight(c) >= weight)\n    low, high = 0.0, 1.0\n")]),
+        # Right at the question's setting, whatever the arguments (as a number typed in would be).
+        ("smallest factor: its arguments ignored", "q4", [
+            ("def smallest_factor", "    # BEGIN SOLUTION\n", "    weight, max_shift = 0.9, 200\n")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
     # the bug touches what they measure: those wrong answers name every question they lose.
@@ -810,10 +903,17 @@ MESSAGES = {
         "dropout without the 1/(1-p) rescale": ("q6", "are not multiplied by 1 / (1 - p) = 2"),
         "subclasses posenc's module": ("q4", "posenc is not available while grading"),
         "wraps posenc's module": ("q6", "posenc is not available while grading"),
+        "check: shapes only": ("q7", "follows_positions_spec(<a module that adds nothing>) returned True, expected False"),
+        "check: a batch of one sentence": ("q7", "<a bug: only the first sentence of the batch gets positions>: returned True"),
+        "check: compares with the notebook's own class": ("q7", "<correct: a float64 table of max_len rows, sliced>: returned False"),
+        "check: lets a module's error through": ("q7", "(an error unless batch == seq_len)>: raised RuntimeError"),
     },
     "attend-by-position": {
         "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
         "rotation from posenc.shift_matrix, spread as a list": ("q1", "uses the course's package"),
+        "smallest factor: the weight averaged over the queries": ("q4", "c is too small"),
+        "smallest factor: question 2's factor": ("q4", "is not the smallest factor to 1%"),
+        "smallest factor: its arguments ignored": ("q4", "smallest_factor(0.99, 50) = "),
     },
     "experiment-positions": {
         "every run with seed 0": ("q1", "the same run done step by step gives"),
@@ -1132,6 +1232,26 @@ def test_python_lines_count_the_notebook_s_lines_only(tmp_path):
     python_lines = _check("python_lines")
     assert python_lines(student.vectorized, 64) == python_lines(student.vectorized, 8) == 1
     assert python_lines(student.per_row, 64) - python_lines(student.per_row, 8) == 2 * (64 - 8)
+
+
+def test_lowest_weight_is_the_least_weight_of_the_head_itself():
+    """attend-by-position q4's hidden reference (running sums over one table of encodings) against
+    the head itself: W_Q = c I, W_K = M_k^T for every shift k, scores / sqrt(64), softmax."""
+    import numpy as np
+
+    import posenc
+
+    lowest_weight = _check("lowest_weight")
+    pe = posenc.positional_encoding(256, 64)
+    for c, max_shift in ((5.0, 8), (21.0, 12), (40.0, 2)):
+        least = {}
+        for k in range(1, max_shift + 1):
+            scores = (pe @ (c * np.eye(64))) @ (pe @ posenc.shift_matrix(k, 64).T).T / 8.0
+            weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+            weights /= weights.sum(axis=1, keepdims=True)
+            least.update({(k, p): weights[p, p - k] for p in range(k, 256)})
+        weight, k, p = lowest_weight(c, max_shift)
+        assert abs(weight - min(least.values())) < 1e-12 and abs(least[k, p] - weight) < 1e-12, (c, max_shift)
 
 
 @pytest.mark.parametrize(("value", "words"), [
