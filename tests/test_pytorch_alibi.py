@@ -103,7 +103,40 @@ def test_alibi_module_adds_to_scores_and_follows_a_kv_cache():
     assert module.state_dict() == {} and list(module.parameters()) == []
 
 
+@pytest.mark.parametrize("n_heads, max_bias", [(2, 12), (3, 6), (5, 0.5)])
+def test_alibi_module_max_bias(n_heads, max_bias):
+    """The slopes of posenc.alibi_slopes(n_heads, max_bias=...), in the table and past it."""
+    module = ALiBi(n_heads, max_len=4, max_bias=max_bias)
+    assert module.max_bias == float(max_bias)
+    assert repr(module) == f"ALiBi(n_heads={n_heads}, max_len=4, max_bias={float(max_bias)!r})"
+    slopes = posenc.alibi_slopes(n_heads, max_bias=max_bias)
+    distance = np.abs(np.arange(6)[:, None] - np.arange(6))
+    expected = 0.0 - slopes[:, None, None] * distance  # no -0.0
+    np.testing.assert_array_equal(module.bias(6, dtype=torch.float64).numpy(), expected)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning",
+                            "ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning")
+def test_alibi_module_max_bias_in_a_graph():
+    """Past max_len a traced graph computes -slope * distance itself, with the same slopes."""
+    module = ALiBi(3, max_len=2, max_bias=6)
+    traced = torch.jit.trace(module, torch.zeros(1, 3, 4, 4), check_trace=False)  # no eager run
+    distance = np.abs(np.arange(7)[:, None] - np.arange(7))
+    expected = -posenc.alibi_slopes(3, max_bias=6)[:, None, None] * distance
+    np.testing.assert_allclose(traced(torch.zeros(1, 3, 7, 7))[0].numpy(), expected,
+                               rtol=2 * 2.0**-23, atol=0)  # two units in the last place
+    assert module.max_len == 2  # nothing grew: the rows past 2 came from the graph
+
+
+def test_alibi_module_default_max_bias():
+    assert ALiBi(12).max_bias == 8.0 and repr(ALiBi(1, max_len=3)) == (
+        "ALiBi(n_heads=1, max_len=3, max_bias=8.0)")
+    np.testing.assert_array_equal(ALiBi(12)._slopes, posenc.alibi_slopes(12))
+
+
 @pytest.mark.parametrize("call, error, message", [
+    (lambda: ALiBi(4, max_bias=0), ValueError, "max_bias must be > 0, got 0.0"),
+    (lambda: ALiBi(4, max_bias="8"), TypeError, "max_bias must be a real number, got str '8'"),
     (lambda: ALiBi(0), ValueError, "n_heads must be an integer >= 1, got 0"),
     (lambda: ALiBi(4, max_len=-1), ValueError, "max_len must be an integer >= 0, got -1"),
     (lambda: ALiBi(4, 64), TypeError,

@@ -260,37 +260,59 @@ def test_slopes_of_eight_heads_from_the_paper():
                                                     1 / 128, 1 / 256])
 
 
-@pytest.mark.parametrize("n_heads", [1, 2, 4, 8, 16, 32, 64, 128])
-def test_slopes_of_a_power_of_two_are_geometric(n_heads):
-    """Start and ratio both 2 ** (-8 / n), checked in 50-digit arithmetic."""
+#: Exponents of the slopes other than the paper's 8 (keras-hub's tests use 12 and 6).
+OTHER_MAX_BIAS = [12, 6, 0.5, 3.75, 16.0]
+
+
+@pytest.mark.parametrize("n_heads, max_bias", [(n, 8.0) for n in (1, 2, 4, 8, 16, 32, 64, 128)]
+                         + list(zip((2, 4, 1, 8, 64), OTHER_MAX_BIAS)))
+def test_slopes_of_a_power_of_two_are_geometric(n_heads, max_bias):
+    """Start and ratio both 2 ** (-max_bias / n), checked in 50-digit arithmetic."""
     with mpmath.workdps(50):
-        start = mpmath.mpf(2) ** (mpmath.mpf(-8) / n_heads)
+        start = mpmath.mpf(2) ** (-mpmath.mpf(max_bias) / n_heads)
         expected = [float(start ** (h + 1)) for h in range(n_heads)]
-    np.testing.assert_allclose(alibi_slopes(n_heads), expected, rtol=1e-15, atol=0)
+    got = alibi_slopes(n_heads) if max_bias == 8.0 else alibi_slopes(n_heads, max_bias=max_bias)
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
 
 
-@pytest.mark.parametrize("n_heads", [3, 5, 6, 7, 12, 20, 24, 40, 96, 112])
-def test_slopes_of_other_counts_interpolate(n_heads):
+@pytest.mark.parametrize("n_heads, max_bias", [(n, 8.0) for n in (3, 5, 6, 7, 12, 20, 24, 40, 96, 112)]
+                         + list(zip((3, 3, 6, 12, 40), OTHER_MAX_BIAS)))
+def test_slopes_of_other_counts_interpolate(n_heads, max_bias):
     """The first p slopes are those of p heads (p the power of two below); the others are
     every other slope of 2p heads, i.e. the geometric means of consecutive slopes of p."""
     p = 2 ** int(np.log2(n_heads))
-    slopes = alibi_slopes(n_heads)
-    np.testing.assert_array_equal(slopes[:p], alibi_slopes(p))
-    np.testing.assert_allclose(slopes[p:], alibi_slopes(2 * p)[0::2][: n_heads - p], rtol=1e-15)
-    between = np.sqrt(alibi_slopes(p)[:-1] * alibi_slopes(p)[1:])
+
+    def slopes_of(n):
+        return alibi_slopes(n, max_bias=max_bias)
+    slopes = slopes_of(n_heads)
+    np.testing.assert_array_equal(slopes[:p], slopes_of(p))
+    np.testing.assert_allclose(slopes[p:], slopes_of(2 * p)[0::2][: n_heads - p], rtol=1e-15)
+    between = np.sqrt(slopes_of(p)[:-1] * slopes_of(p)[1:])
     np.testing.assert_allclose(slopes[p + 1:], between[: n_heads - p - 1], rtol=1e-15)
 
 
 def test_slopes_of_twelve_heads_by_hand():
+    """The authors' code's interpolation, not the paper's general sentence read literally
+    for 12 heads (2 ** (-8 h / 12)), which would give other slopes."""
     expected = [2.0 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]
     np.testing.assert_allclose(alibi_slopes(12), expected, rtol=1e-15, atol=0)
+    assert not np.allclose(alibi_slopes(12), 2.0 ** (-8 * np.arange(1, 13) / 12))
 
 
-@given(n_heads=st.integers(1, 512))
-def test_slopes_are_distinct_and_in_range(n_heads):
-    slopes = alibi_slopes(n_heads)
+def test_slopes_of_three_heads_by_hand_with_max_bias():
+    """keras-hub's example of alibi_bias_max=6: 2 ** -3, 2 ** -6, then 2 ** -1.5."""
+    np.testing.assert_allclose(alibi_slopes(3, max_bias=6), [2.0 ** -3, 2.0 ** -6, 2.0 ** -1.5],
+                               rtol=1e-15, atol=0)
+
+
+@given(n_heads=st.integers(1, 512),
+       max_bias=st.just(8.0) | st.floats(min_value=0.01, max_value=64.0))
+def test_slopes_are_distinct_and_in_range(n_heads, max_bias):
+    slopes = alibi_slopes(n_heads, max_bias=max_bias)
     assert slopes.shape == (n_heads,) and slopes.dtype == np.float64
-    assert np.all((slopes > 0) & (slopes <= 1)) and len(set(slopes.tolist())) == n_heads
+    flattest = 2.0 ** -max_bias * (1 - 2.0 ** -52)  # within a unit in the last place
+    assert np.all((slopes >= flattest) & (slopes < 1))
+    assert len(set(slopes.tolist())) == n_heads
 
 
 @pytest.mark.parametrize("seq_len, n_heads", [(0, 4), (1, 1), (7, 3), (16, 8)])
@@ -315,6 +337,15 @@ def test_causal_row_is_the_papers_bias():
     (lambda: alibi_slopes(0), ValueError, "n_heads must be an integer >= 1, got 0"),
     (lambda: alibi_slopes(8.0), TypeError, "n_heads must be an integer, got float 8.0"),
     (lambda: alibi_slopes(True), TypeError, "n_heads must be an integer, got bool True"),
+    (lambda: alibi_slopes(4, max_bias=0), ValueError, "max_bias must be > 0, got 0.0"),
+    (lambda: alibi_slopes(4, max_bias=-8), ValueError, "max_bias must be > 0, got -8.0"),
+    (lambda: alibi_slopes(4, max_bias=float("nan")), ValueError, "max_bias must be finite, got nan"),
+    (lambda: alibi_slopes(4, max_bias=np.inf), ValueError, "max_bias must be finite, got inf"),
+    (lambda: alibi_slopes(4, max_bias="8"), TypeError, "max_bias must be a real number, got str '8'"),
+    (lambda: alibi_slopes(4, max_bias=None), TypeError,
+     "max_bias must be a real number, got NoneType None"),
+    (lambda: alibi_slopes(4, 8), TypeError,
+     "alibi_slopes() takes 1 positional argument but 2 were given"),
     (lambda: alibi_bias(-1, 4), ValueError, "seq_len must be an integer >= 0, got -1"),
     (lambda: alibi_bias(4, 0), ValueError, "n_heads must be an integer >= 1, got 0"),
     (lambda: alibi_bias("4", 2), TypeError, "seq_len must be an integer, got str '4'"),

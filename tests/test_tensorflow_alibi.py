@@ -3,13 +3,12 @@
 Backend-independent: ``make test`` runs it under TensorFlow and tests/test_keras_backends.py
 again under JAX and PyTorch. The first tests are keras-hub's own tests of its ``AlibiBias``
 (keras_hub/src/layers/modeling/alibi_bias_test.py, keras-hub 0.32.0, Apache-2.0: see
-tests/third_party/keras_hub/LICENSE), ported to posenc's layer: 7 of its 9. The other two
-(``test_correct_output_alibi_bias_max`` and
-``test_correct_output_alibi_bias_max_num_heads_not_power_of_two``) set keras-hub's
-``alibi_bias_max`` to 12 and 6; ``ALiBi()`` takes no argument and has the slopes of the
-default, 8 (the paper's), so they have no counterpart here. The expected values are
-keras-hub's. The others compare the layer with keras-hub's layer itself (the vendored copy
-tests/third_party/keras_hub/alibi_bias.py) and with :func:`posenc.alibi_bias`.
+tests/third_party/keras_hub/LICENSE), ported to posenc's layer: 9 of its 9, keras-hub's
+``alibi_bias_max`` passed as ``max_bias`` (``test_correct_output_alibi_bias_max`` and
+``test_correct_output_alibi_bias_max_num_heads_not_power_of_two`` set it to 12 and 6). The
+expected values are keras-hub's. The others compare the layer with keras-hub's layer itself
+(the vendored copy tests/third_party/keras_hub/alibi_bias.py) and with
+:func:`posenc.alibi_bias`.
 """
 
 import numpy as np
@@ -29,7 +28,7 @@ from third_party.keras_hub.alibi_bias import AlibiBias  # noqa: E402
 # keras-hub's tests, ported.
 
 def test_keras_hub_layer_behaviors():
-    run_layer_test(ALiBi, {}, random.uniform(shape=(4, 8, 10, 10)), (4, 8, 10, 10))
+    run_layer_test(ALiBi, {"max_bias": 8}, random.uniform(shape=(4, 8, 10, 10)), (4, 8, 10, 10))
 
 
 def test_keras_hub_float16_dtype():
@@ -67,6 +66,18 @@ def test_keras_hub_correct_output_num_heads_not_power_of_two():
     np.testing.assert_allclose(output[0, :, 0], EIGHT_HEADS + SIX_MORE, rtol=1e-6, atol=1e-6)
 
 
+def test_keras_hub_correct_output_alibi_bias_max():
+    output = numpy_of(ALiBi(max_bias=12)(ops.zeros((1, 2, 1, 3))))
+    expected = [[-0.03125, -0.015625, 0.0], [-0.00048828, -0.00024414, 0.0]]
+    np.testing.assert_allclose(output[0, :, 0], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_keras_hub_correct_output_alibi_bias_max_num_heads_not_power_of_two():
+    output = numpy_of(ALiBi(max_bias=6)(ops.zeros((1, 3, 1, 3))))
+    expected = [[-0.25, -0.125, 0.0], [-0.03125, -0.015625, 0.0], [-0.70710677, -0.35355338, 0.0]]
+    np.testing.assert_allclose(output[0, :, 0], expected, rtol=1e-6, atol=1e-6)
+
+
 # posenc's own tests.
 
 # Comparisons of values checked once, under TensorFlow: each new shape costs JAX seconds of
@@ -79,6 +90,15 @@ once = pytest.mark.skipif(BACKEND != "tensorflow", reason="values checked once, 
 def test_equals_keras_hub(n_heads, q_len, k_len):
     scores = np.random.default_rng(0).standard_normal((2, n_heads, q_len, k_len)).astype("float32")
     np.testing.assert_array_equal(numpy_of(ALiBi()(scores)), numpy_of(AlibiBias()(scores)))
+
+
+@once
+@pytest.mark.parametrize("n_heads, max_bias", [(2, 12), (3, 6), (4, 0.5), (6, 16), (12, 3.5)])
+def test_max_bias_equals_keras_hubs_alibi_bias_max(n_heads, max_bias):
+    scores = np.random.default_rng(3).standard_normal((1, n_heads, 2, 5)).astype("float32")
+    got = numpy_of(ALiBi(max_bias=max_bias)(scores))
+    np.testing.assert_array_equal(got, numpy_of(AlibiBias(alibi_bias_max=max_bias)(scores)))
+    assert not np.array_equal(got, numpy_of(ALiBi()(scores)))  # max_bias made a difference
 
 
 def softmax(scores, axis=-1):
@@ -119,13 +139,24 @@ def test_any_length_in_a_compiled_function():
         np.testing.assert_allclose(got, np.broadcast_to(expected, got.shape), rtol=1e-7, atol=0)
 
 
-def test_save_and_load_in_a_model(tmp_path):
+@pytest.mark.parametrize("max_bias", [8.0, 6.0])
+def test_save_and_load_in_a_model(tmp_path, max_bias):
     inputs = keras.Input(shape=(4, None, None))
-    keras.Model(inputs, ALiBi(name="alibi")(inputs)).save(tmp_path / "m.keras")
+    layer = ALiBi(name="alibi", max_bias=max_bias)
+    keras.Model(inputs, layer(inputs)).save(tmp_path / "m.keras")
     loaded = keras.models.load_model(tmp_path / "m.keras")
     scores = np.random.default_rng(2).standard_normal((2, 4, 3, 5)).astype("float32")
-    np.testing.assert_array_equal(numpy_of(loaded(scores)), numpy_of(ALiBi()(scores)))
+    np.testing.assert_array_equal(numpy_of(loaded(scores)), numpy_of(layer(scores)))
     assert isinstance(loaded.get_layer("alibi"), ALiBi)
+    assert loaded.get_layer("alibi").max_bias == max_bias
+
+
+def test_config_holds_max_bias():
+    assert ALiBi().get_config()["max_bias"] == 8.0
+    config = ALiBi(max_bias=12).get_config()
+    assert config["max_bias"] == 12.0 and ALiBi.from_config(config).max_bias == 12.0
+    del config["max_bias"]  # a layer saved before max_bias existed: the default
+    assert ALiBi.from_config(config).max_bias == 8.0
 
 
 @pytest.mark.parametrize("shape, message", [
@@ -149,6 +180,16 @@ def test_integer_scores_are_refused():
         ALiBi()(np.zeros((1, 2, 3, 3), "int32"))
 
 
-def test_no_arguments_but_the_layers():
-    with pytest.raises(TypeError):
+@pytest.mark.parametrize("max_bias, error, message", [
+    (0, ValueError, "max_bias must be > 0, got 0.0"),
+    (float("nan"), ValueError, "max_bias must be finite, got nan"),
+    ("8", TypeError, "max_bias must be a real number, got str '8'"),
+])
+def test_bad_max_bias_is_refused(max_bias, error, message):
+    with pytest.raises(error, match=whole_line(message)):
+        ALiBi(max_bias=max_bias)
+
+
+def test_max_bias_is_keyword_only():
+    with pytest.raises(TypeError, match="positional argument"):
         ALiBi(8)

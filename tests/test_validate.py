@@ -22,6 +22,7 @@ from posenc._validate import (
     check_float_dtype,
     check_int,
     check_position_range,
+    check_real,
     check_size,
     check_width,
     check_window,
@@ -94,6 +95,30 @@ def test_check_dropout_accepts(value):
 def test_check_dropout_rejects(value, error, message):
     with pytest.raises(error, match=exactly(message)):
         check_dropout(value)
+
+
+@pytest.mark.parametrize("value, bounds, expected", [
+    (8, {"above": 0.0}, 8.0), (np.float32(0.5), {"above": 0.0}, 0.5), (1, {"at_least": 1.0}, 1.0),
+    (-3, {}, -3.0), (np.int64(2), {"above": 1.0, "at_least": 2.0}, 2.0),
+])
+def test_check_real_accepts(value, bounds, expected):
+    result = check_real("x", value, **bounds)
+    assert result == expected and type(result) is float
+
+
+@pytest.mark.parametrize("value, bounds, error, message", [
+    ("8", {}, TypeError, "x must be a real number, got str '8'"),
+    (True, {}, TypeError, "x must be a real number, got bool True"),
+    (1j, {}, TypeError, "x must be a real number, got complex 1j"),
+    (math.nan, {}, ValueError, "x must be finite, got nan"),
+    (-math.inf, {}, ValueError, "x must be finite, got -inf"),
+    (10**400, {}, ValueError, "x must be finite, got inf"),
+    (0, {"above": 0.0}, ValueError, "x must be > 0, got 0.0"),
+    (0.5, {"at_least": 1.0}, ValueError, "x must be >= 1, got 0.5"),
+])
+def test_check_real_rejects(value, bounds, error, message):
+    with pytest.raises(error, match=exactly(message)):
+        check_real("x", value, **bounds)
 
 
 def test_check_window_boundary():

@@ -90,6 +90,33 @@ def check_base(base) -> float:
     return value
 
 
+def check_real(name: str, value, *, above: float | None = None,
+               at_least: float | None = None) -> float:
+    """Return ``value`` as a finite Python ``float`` after checking it against a bound.
+
+    ``above`` asks for ``value > above``, ``at_least`` for ``value >= at_least``; ``None``
+    (the default of both) checks no bound.
+
+    Raises:
+        TypeError: ``value`` is not a real number (``None``, a string, a bool, a complex).
+        ValueError: ``value`` is NaN or infinite (or an integer too large for a float), or
+            outside the bound.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {number!r}")
+    if above is not None and not number > above:
+        raise ValueError(f"{name} must be > {above:g}, got {number!r}")
+    if at_least is not None and not number >= at_least:
+        raise ValueError(f"{name} must be >= {at_least:g}, got {number!r}")
+    return number
+
+
 def check_dropout(rate) -> float:
     """Return the dropout probability ``rate`` as a Python ``float`` in ``[0, 1]``.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_base, check_head_dim, check_int
+from ._validate import check_base, check_head_dim, check_int, check_real
 from .encoding import angular_frequencies
 from .rope_scaling import rope_frequencies
 
@@ -205,38 +205,60 @@ def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str) -
     return out
 
 
-def alibi_slopes(n_heads: int) -> np.ndarray:
+def alibi_slopes(n_heads: int, *, max_bias: float = 8.0) -> np.ndarray:
     """The fixed slope of every attention head in ALiBi (Press et al. 2022).
 
-    For a number of heads ``n`` that is a power of two, the slopes are the geometric
-    sequence ``2 ** (-8 h / n)`` for ``h = 1, ..., n`` (for 8 heads: 1/2, 1/4, ..., 1/256),
-    as in the paper. For any other ``n``, with ``p`` the largest power of two below ``n``,
-    the first ``p`` slopes are those of ``p`` heads and the remaining ``n - p`` are
-    ``2 ** (-8 (h - 1/2) / p)`` for ``h = 1, ..., n - p``: geometric means of consecutive
-    slopes of ``p`` heads. This is how the paper interpolates the slopes of 8 heads to get
-    those of 16; for other counts it is the rule of the authors' code (repository
-    ``ofirpress/attention_with_linear_biases``, ``fairseq/models/transformer.py``), which
-    the paper does not spell out.
+    With ``B = max_bias`` (8 in the paper): for a number of heads ``n`` that is a power of
+    two, the slopes are the geometric sequence ``2 ** (-B h / n)`` for ``h = 1, ..., n``
+    (for 8 heads and ``B = 8``: 1/2, 1/4, ..., 1/256). For any other ``n``, with ``p`` the
+    largest power of two below ``n``, the first ``p`` slopes are those of ``p`` heads and
+    the remaining ``n - p`` are ``2 ** (-B (h - 1/2) / p)`` for ``h = 1, ..., n - p``:
+    geometric means of consecutive slopes of ``p`` heads (every other slope of ``2p``
+    heads).
+
+    Where the sources agree and differ:
+
+    - The paper fixes ``B = 8``: it gives the slopes of 8 heads, interpolates them by
+      geometric means to get those of 16, and says that for ``n`` heads the slopes are the
+      geometric sequence that starts at ``2 ** (-8 / n)`` with that value as its ratio. Its
+      models all have a power of two of heads; read literally for another count (12 heads:
+      ``2 ** (-8 h / 12)``) that sentence gives other slopes than the rule above.
+    - The authors' code (repository ``ofirpress/attention_with_linear_biases``, function
+      ``get_slopes`` in ``fairseq/models/transformer.py``) also fixes 8 (as ``log2(8) = 3``)
+      and fills other counts with the interpolation above; its comment says the paper only
+      trained powers of two. With the default ``B = 8`` this function gives its slopes.
+    - keras-hub's ``AlibiBias`` (0.32.0) is the authors' code with 8 replaced by its argument
+      ``alibi_bias_max`` (default 8): this function with ``max_bias=alibi_bias_max`` gives
+      its slopes for every count (tested against a vendored copy). Its docstring describes
+      the slopes as the paper's geometric sequence ``2 ** (-alibi_bias_max h / n)``, which
+      holds for powers of two only; its code interpolates, as here, for other counts.
 
     Args:
         n_heads: number of attention heads, an ``int >= 1``.
+        max_bias: keyword only, the exponent ``B`` above, a finite real number ``> 0``
+            (default 8.0, the paper's). Dimensionless (a power of two): the flattest head's
+            slope is ``2 ** -max_bias`` and every slope lies in ``[2 ** -max_bias, 1)``
+            (before rounding to float64); a larger ``max_bias`` spreads the slopes over
+            more powers of two.
 
     Returns:
         ``numpy.ndarray`` of shape ``(n_heads,)``, dtype ``float64``: slope of head ``h``
-        (0-based) at index ``h``, every value in ``(0, 1]``, in units of score per
-        position of distance.
+        (0-based) at index ``h``, in units of score per position of distance, computed
+        in float64 (a slope below ``2 ** -1074``, for ``max_bias > 1074``, is 0).
 
     Raises:
-        TypeError: ``n_heads`` is not an integer.
-        ValueError: ``n_heads < 1``.
+        TypeError: ``n_heads`` is not an integer, or ``max_bias`` is not a real number.
+        ValueError: ``n_heads < 1``, or ``max_bias`` is not finite and ``> 0``.
 
-    Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3.
+    Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3;
+    ``max_bias`` as keras-hub's ``alibi_bias_max``.
     """
     n_heads = check_int("n_heads", n_heads, minimum=1)
+    max_bias = check_real("max_bias", max_bias, above=0.0)
     power = 1 << (n_heads.bit_length() - 1)  # largest power of two <= n_heads
     h = np.arange(1, power + 1, dtype=np.float64)
-    slopes = np.exp2(-8.0 * h / power)
-    midpoints = np.exp2(-8.0 * (h[: n_heads - power] - 0.5) / power)
+    slopes = np.exp2(-max_bias * h / power)
+    midpoints = np.exp2(-max_bias * (h[: n_heads - power] - 0.5) / power)
     return np.concatenate([slopes, midpoints])
 
 

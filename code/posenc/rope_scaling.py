@@ -30,11 +30,10 @@ This module imports NumPy only.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from ._validate import check_base, check_head_dim, check_int
+from ._validate import check_base, check_head_dim, check_int, check_real
 
 #: The keys every scaling type accepts: (required, optional with their defaults).
 #: ``None`` as a default means "computed from the other keys" (see :func:`rope_frequencies`).
@@ -52,18 +51,8 @@ SCALING_KEYS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
 
 def _real(name: str, value, *, above: float | None = None, at_least: float | None = None
           ) -> float:
-    """``value`` as a finite ``float``, checked against a bound; a clear error otherwise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"scaling[{name!r}] must be a real number, got "
-                        f"{type(value).__name__} {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"scaling[{name!r}] must be finite, got {number!r}")
-    if above is not None and not number > above:
-        raise ValueError(f"scaling[{name!r}] must be > {above:g}, got {number!r}")
-    if at_least is not None and not number >= at_least:
-        raise ValueError(f"scaling[{name!r}] must be >= {at_least:g}, got {number!r}")
-    return number
+    """``scaling[name]`` as a finite ``float``, checked against a bound (:func:`check_real`)."""
+    return check_real(f"scaling[{name!r}]", value, above=above, at_least=at_least)
 
 
 def check_scaling(scaling) -> dict | None:

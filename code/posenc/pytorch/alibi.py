@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validate import check_int, keyword_max_len
+from .._validate import check_int, check_real, keyword_max_len
 from ..relative import alibi_bias as _numpy_alibi_bias
 from ..relative import alibi_slopes as _numpy_alibi_slopes
 from ._tables import _check_dtype, _concrete, _from_float64, _PositionTables, _static_shape
@@ -37,6 +37,10 @@ class ALiBi(_PositionTables):
             inside ``torch.compile``, ``torch.export``, ``torch.jit.trace`` and the ONNX
             exporters the bias at longer distances is computed in the graph (``-slope *
             distance`` in float32, within two units in the last place).
+        max_bias: keyword only, the exponent of the slopes, a finite real number ``> 0``
+            (default 8.0, the paper's): the slopes are
+            ``posenc.alibi_slopes(n_heads, max_bias=max_bias)`` (keras-hub's
+            ``alibi_bias_max``).
 
     Shapes:
         ``forward(scores)``: ``scores`` of shape ``(..., n_heads, q_len, k_len)``,
@@ -60,10 +64,11 @@ class ALiBi(_PositionTables):
     """
 
     @keyword_max_len
-    def __init__(self, n_heads: int, *, max_len: int = 5000) -> None:
+    def __init__(self, n_heads: int, *, max_len: int = 5000, max_bias: float = 8.0) -> None:
         self.n_heads = check_int("n_heads", n_heads, minimum=1)
+        self.max_bias = check_real("max_bias", max_bias, above=0.0)
         super().__init__(self.n_heads, max_len, 10000.0)  # base unused: no sinusoids
-        self._slopes = _numpy_alibi_slopes(self.n_heads)
+        self._slopes = _numpy_alibi_slopes(self.n_heads, max_bias=self.max_bias)
         self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
 
     def _values_at(self, distances: np.ndarray) -> np.ndarray:
@@ -136,7 +141,7 @@ class ALiBi(_PositionTables):
                                   device=scores.device)
 
     def extra_repr(self) -> str:
-        return f"n_heads={self.n_heads}, max_len={self.max_len}"
+        return f"n_heads={self.n_heads}, max_len={self.max_len}, max_bias={self.max_bias!r}"
 
 
 def alibi_bias(
