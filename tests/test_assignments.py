@@ -878,7 +878,7 @@ def test_wrong_answers_are_graded_with_a_message(assignments):
 MESSAGES = {
     "build-the-encoding": {
         "position from the fastest pair": ("q1", "modulo 2 pi, the wavelength of pair 0"),
-        "position truncated, not rounded": ("q1", "must not become the integer below"),
+        "position truncated, not rounded": ("q1", "round to the nearest integer instead of cutting the decimals off"),
         "loops: 1-based positions": ("q2", "positions start at 0"),
         "loops: exponent j instead of 2i": ("q2", "must share their angular frequency"),
         "posenc instead of own code (loops, vectorized under another name, wavelengths)": ("q2", "uses the course's package"),
