@@ -53,8 +53,8 @@ GENERATED = ROOT / "_build" / "assignments"  # what `make assignments` generates
 MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.parent.name)
 NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
-TIMEOUT = 600
-GRADE_BATCH = 10  # submissions graded by one subprocess (and one grader: tools/grade.py)
+TIMEOUT = 1200  # seconds for one subprocess: an otter run, or grading one assignment's submissions
+GRADE_BATCH = 40  # submissions graded by one subprocess (one grader, tools/grade.py): an assignment
 # The assignments whose submissions take longest to grade: experiment-positions trains its
 # models in every one (about 10 s of CPU each), debug-the-module imports PyTorch (about 5 s);
 # the others take about 3 s.
@@ -559,6 +559,44 @@ WRONG_ANSWERS = {
     ],
 }
 
+# Wrong answers graded together, in one submission with the edits of both: each pair edits
+# different functions, checked by different questions that call only their own function (a
+# wrong check of debug-the-module q7 and a bug of the class; a q1 of build-the-encoding, which
+# stands alone, and another question; ...). test_wrong_answer_loses_its_points_only then asks
+# each of the two to lose its own questions, and no question but the two answers' own: as
+# strict as two submissions, for one notebook run (a third of the grading's time, where the
+# notebook trains its models).
+SHARED = {
+    "build-the-encoding": [
+        ("position from the fastest pair", "loops: 1-based positions"),
+        ("position from the sine alone", "vectorized: crash on odd widths"),
+        ("position truncated, not rounded", "wavelengths: exponent j instead of 2i"),
+        ("position from posenc's table", "vectorized: offset ignored"),
+    ],
+    "debug-the-module": [
+        ("sequence-first slicing re-broken", "check: a batch of one sentence"),
+        ("float32 angles re-broken", "check: offset 0 only"),
+        ("1-based positions re-broken", "check: shapes only"),
+        ("exponent j instead of 2i re-broken", "check: sentences compared with each other, not with the formula"),
+        ("crash on odd widths re-broken", "check: compares with the notebook's own class"),
+        ("dropout active in eval re-broken", "check: lets a module's error through"),
+    ],
+    "attend-by-position": [
+        ("head looks k tokens ahead", "smallest factor: the weight averaged over the queries"),
+        ("no temperature: the softmax stays flat", "smallest factor: only the first query of each shift, p = k"),
+        ("spread along rows instead of diagonals", "smallest factor: whole numbers only"),
+    ],
+    "experiment-positions": [
+        ("learned measured without positions", "sweep tested at the training length"),
+    ],
+}
+
+
+def _partner(name, label):
+    """The wrong answer graded in the same submission as label (SHARED), or None."""
+    return next((b if a == label else a for a, b in SHARED.get(name, []) if label in (a, b)), None)
+
+
 GRADE_SCRIPT = """
 import importlib.util, json, sys, tempfile
 from pathlib import Path
@@ -706,8 +744,16 @@ def assignments(make):
             continue
         a.variants["student"] = _submission(a.folder, "student", nbformat.read(a.student, 4))
         a.variants["solution"] = _submission(a.folder, "solution", nbformat.read(a.solution, 4))
-        for label, _, edits in WRONG_ANSWERS.get(a.name, []):
-            a.variants[label] = _submission(a.folder, label, _wrong_answer(a.solution, edits))
+        answers = {label: edits for label, _, edits in WRONG_ANSWERS.get(a.name, [])}
+        for label, edits in answers.items():
+            partner = _partner(a.name, label)
+            if partner is None:
+                a.variants[label] = _submission(a.folder, label, _wrong_answer(a.solution, edits))
+            elif partner in a.variants:  # written with its partner
+                a.variants[label] = a.variants[partner]
+            else:
+                a.variants[label] = _submission(a.folder, f"{label} + {partner}",
+                                                _wrong_answer(a.solution, edits + answers[partner]))
 
     def grade(a, paths):
         result = _run([sys.executable, "-c", GRADE_SCRIPT, ROOT / "tools", a.autograder_zip, *paths],
@@ -720,7 +766,7 @@ def assignments(make):
     for a in found.values():
         if a.assign.returncode == 0:
             tests = _zip_fingerprint(a.autograder_zip), *GRADER
-            for path in a.variants.values():
+            for path in set(a.variants.values()):
                 keys[str(path)] = _fingerprint(*tests, path.read_bytes())
                 saved = kept("grades", keys[str(path)])
                 if saved is not None:
@@ -731,7 +777,7 @@ def assignments(make):
     order = sorted(found.values(), key=lambda a: SLOWEST_GRADED.index(a.name)
                    if a.name in SLOWEST_GRADED else len(SLOWEST_GRADED))
     batches = [(a, paths[i:i + GRADE_BATCH]) for a in order if a.assign.returncode == 0
-               for paths in [[p for p in a.variants.values() if str(p) not in by_path]]
+               for paths in [sorted({p for p in a.variants.values() if str(p) not in by_path})]
                for i in range(0, len(paths), GRADE_BATCH)]
     for scores in _parallel([lambda a=a, paths=paths: grade(a, paths) for a, paths in batches]):
         for path, score in scores.items():
@@ -797,6 +843,21 @@ def _questions(lost):
     return (lost,) if isinstance(lost, str) else lost
 
 
+def test_shared_answers_edit_different_functions_for_different_questions():
+    """Each pair of SHARED: two wrong answers (not correct ones) whose edits touch different
+    cells and whose questions differ; no answer in two pairs."""
+    for name, pairs in SHARED.items():
+        labels = [label for pair in pairs for label in pair]
+        assert len(labels) == len(set(labels)), f"{name}: an answer in two pairs"
+        answers = {label: (_questions(lost), edits) for label, lost, edits in WRONG_ANSWERS[name]}
+        for a, b in pairs:
+            (lost_a, edits_a), (lost_b, edits_b) = answers[a], answers[b]
+            assert lost_a and lost_b, f"{name}: a correct answer is graded alone ({a!r}, {b!r})"
+            assert set(lost_a).isdisjoint(lost_b), f"{name}: {a!r} and {b!r} lose the same question"
+            assert {m for m, _, _ in edits_a}.isdisjoint(m for m, _, _ in edits_b), (
+                f"{name}: {a!r} and {b!r} edit the same cell")
+
+
 WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.items()
          for label, lost, _ in answers]
 
@@ -808,7 +869,9 @@ def test_wrong_answer_loses_its_points_only(assignments, name, label, questions)
     scores = assignments[name].scores[label]
     for question in questions:
         assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
-    others = {q: s[2] for q, s in scores.items() if q not in questions and s[0] != s[1]}
+    partner = _partner(name, label)  # graded in the same submission: its questions are its own
+    theirs = _questions(next(lost for other, lost, _ in WRONG_ANSWERS[name] if other == partner)) if partner else ()
+    others = {q: s[2] for q, s in scores.items() if q not in (*questions, *theirs) and s[0] != s[1]}
     assert not others, f"{label} also lost points elsewhere:\n" + "\n".join(others.values())
 
 

@@ -237,9 +237,11 @@ def test_a_loop_costs_its_question_only(autograder):
     zip_path, solution = autograder
     submissions = WORK / "loops"
     submissions.mkdir(parents=True)
-    nbformat.write(_with_q3(solution, "while True:\n    pass\n"), submissions / "frank.ipynb")
-    nbformat.write(_with_q3(solution, "def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
-                            "    while True:\n        pass\n"), submissions / "gina.ipynb")
+    # The loops wait instead of spinning (an interrupt stops both alike), so that the seconds they
+    # last leave the CPU to the other tests.
+    nbformat.write(_with_q3(solution, "import time\nwhile True:\n    time.sleep(0.01)\n"), submissions / "frank.ipynb")
+    nbformat.write(_with_q3(solution, "import time\n\n\ndef positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
+                            "    while True:\n        time.sleep(0.01)\n"), submissions / "gina.ipynb")
     start = time.monotonic()
     # Graded as make grade does (--given): the handed-out set-up cell (Otter's import, about 5 s
     # of CPU under load) and self-checks are not run, so every cell left takes well under a
