@@ -23,7 +23,8 @@ import pytest
 import posenc
 from reuse import reused
 # The site tests' helpers; their fixtures base_url and browser come from conftest.py.
-from test_site import KEPT_BASE, PAGES, REQUIRE_BROWSER, ROOT, Report, _prose, _record, page_digest
+from test_site import (INIT_SCRIPT, KEPT_BASE, PAGES, REQUIRE_BROWSER, ROOT, Report, _prose, leave,
+                       page_digest, recording)
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EXPLORE = "book/explore"
@@ -37,21 +38,27 @@ TOLERANCE = 1e-9  # absolute, for positions below 10**4
 def context(browser):
     """One desktop browser context for the module."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script("window.localStorage.clear()")
+    context.add_init_script(INIT_SCRIPT)
     yield context
     context.close()
 
 
+@pytest.fixture(scope="module")
+def tab(context):
+    """The module's one tab: each test loads its page anew in it (test_site.leave)."""
+    tab = context.new_page()
+    yield tab
+    tab.close()
+
+
 @pytest.fixture
-def page(context, base_url):
+def page(tab, base_url):
     """The Explore page, loaded; fails the test on any console error or failed request."""
-    report = Report(f"{base_url}{EXPLORE}.html")
-    page = context.new_page()
-    _record(page, base_url, report)
-    page.goto(report.url, wait_until="networkidle")
-    page.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
-    yield page
-    page.close()
+    with recording(tab, base_url, Report(f"{base_url}{EXPLORE}.html")) as report:
+        tab.goto(report.url, wait_until="networkidle")
+        tab.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
+        yield tab
+    leave(tab)
     assert not report.problems, "\n".join(report.problems)
 
 
@@ -494,14 +501,15 @@ def _axe_source():
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("docname", FIGURE_PAGES)
-def test_axe_finds_no_violation_in_our_content(browser, base_url, docname, scheme):
+def test_axe_finds_no_violation_in_our_content(browser, tab, base_url, docname, scheme):
     """axe-core (WCAG 2 A/AA rules and best practices) on the page in light and dark mode:
     no violation in the article (the page's own content, figures included). Violations in
     the theme's frame (navigation, header) are printed, not failed."""
     source = _axe_source()
     # The same page, scripts, styles, browser and axe as in an earlier run: its results are reused.
-    key = page_digest(browser, docname, scheme, source, inspect.getsource(_axe_run), inspect.getsource(_record))
-    problems, results = reused("axe", key, lambda: _axe_run(browser, base_url, docname, scheme, source))
+    key = page_digest(browser, docname, scheme, source, INIT_SCRIPT,
+                      inspect.getsource(_axe_run), inspect.getsource(recording), inspect.getsource(leave))
+    problems, results = reused("axe", key, lambda: _axe_run(tab, base_url, docname, scheme, source))
     ours = [f"{v['id']} ({v['impact']}): {v['help']} at {n['target']}"
             for v in results for n in v["nodes"] if n["ours"]]
     theirs = sorted({f"{v['id']} ({v['impact']})" for v in results for n in v["nodes"] if not n["ours"]})
@@ -511,23 +519,21 @@ def test_axe_finds_no_violation_in_our_content(browser, base_url, docname, schem
     assert ours == [], "accessibility violations in the page's content:\n" + "\n".join(ours)
 
 
-def _axe_run(browser, base_url, docname, scheme, source):
+def _axe_run(tab, base_url, docname, scheme, source):
     """Load docname in scheme, run axe-core (source) on it: (the load's problems, violations)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
-    report = Report(f"{base_url}{docname}.html")
-    page = context.new_page()
-    _record(page, base_url, report)
-    page.goto(report.url, wait_until="networkidle")
-    page.wait_for_function("document.querySelectorAll('.posenc-explorer:not(.is-live)').length === 0")
-    page.wait_for_function("s => document.documentElement.dataset.theme === s", arg=scheme)
-    page.add_script_tag(content=source)
-    results = page.evaluate("""async () => {
-        const r = await axe.run(document, {resultTypes: ["violations"]});
-        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-          nodes: v.nodes.map(n => ({target: n.target.join(" "),
-            ours: !!document.querySelector(n.target.join(" "))?.closest("article, .posenc-explorer")}))}));
-    }""")
-    context.close()
+    tab.emulate_media(color_scheme=scheme)
+    with recording(tab, base_url, Report(f"{base_url}{docname}.html")) as report:
+        tab.goto(report.url, wait_until="networkidle")
+        tab.wait_for_function("document.querySelectorAll('.posenc-explorer:not(.is-live)').length === 0")
+        tab.wait_for_function("s => document.documentElement.dataset.theme === s", arg=scheme)
+        tab.add_script_tag(content=source)
+        results = tab.evaluate("""async () => {
+            const r = await axe.run(document, {resultTypes: ["violations"]});
+            return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+              nodes: v.nodes.map(n => ({target: n.target.join(" "),
+                ours: !!document.querySelector(n.target.join(" "))?.closest("article, .posenc-explorer")}))}));
+        }""")
+    leave(tab)
     return [p.replace(base_url, KEPT_BASE) for p in report.problems], results
 
 

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 
 import posenc
-from test_explore import EXPLORE, FIGURES, context, data, figure, page, set_controls  # noqa: F401 (fixtures)
+from test_explore import EXPLORE, FIGURES, context, data, figure, page, set_controls, tab  # noqa: F401 (fixtures)
 from test_site import ROOT
 
 SIZES = [(375, 740), (1024, 768)]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from test_explore import EXPLORE, FIGURE_PAGES, FIGURES, context, figure, page  # noqa: F401 (fixtures)
+from test_explore import EXPLORE, FIGURE_PAGES, FIGURES, context, figure, page, tab  # noqa: F401 (fixtures)
 from reuse import reused
 from test_site import HTML, _prose, page_digest
 
@@ -98,16 +98,16 @@ def _print_problems(browser, base_url, docname):
 
     names = set(re.findall(r"```\{posenc-explorer\}\s+(\w+)", _prose(docname)))
     reader = browser.new_context(viewport={"width": 1280, "height": 900})
-    tab = reader.new_page()
-    tab.goto(f"{base_url}{docname}.html", wait_until="load")
+    fresh = reader.new_page()
+    fresh.goto(f"{base_url}{docname}.html", wait_until="load")
     problems = []
     try:
-        tab.wait_for_function(STILLS_LOADED_JS, timeout=10_000)
+        fresh.wait_for_function(STILLS_LOADED_JS, timeout=10_000)
     except PlaywrightTimeout:
         problems.append("the still images have not loaded 10 s after the page")
-    timing = tab.evaluate(TIMING_JS)
+    timing = fresh.evaluate(TIMING_JS)
     stills = {name: Image.open(HTML / "_images" / f"posenc-explorer-{name}.png").convert("RGB") for name in names}
-    images = _pdf_images(tab.pdf(format="A4"), {still.size for still in stills.values()})
+    images = _pdf_images(fresh.pdf(format="A4"), {still.size for still in stills.values()})
     reader.close()
     requested = [STILL.search(PurePosixPath(url).name)[1] for url, _ in timing["stills"]]
     if sorted(requested) != sorted(names):
@@ -126,13 +126,13 @@ def test_without_javascript_the_still_images_show_on_screen_and_in_print(browser
     """Without JavaScript the <noscript> image shows on screen, loaded with the page, and in
     print (not the picture's, which would be requested only as the print starts)."""
     reader = browser.new_context(java_script_enabled=False)
-    tab = reader.new_page()
-    tab.goto(f"{base_url}{EXPLORE}.html", wait_until="load")
-    images = tab.locator("img.posenc-explorer-noscript")
+    fresh = reader.new_page()
+    fresh.goto(f"{base_url}{EXPLORE}.html", wait_until="load")
+    images = fresh.locator("img.posenc-explorer-noscript")
     assert images.count() == len(FIGURES) and all(i.is_visible() for i in images.all())
     assert all(i.evaluate("img => img.complete && img.naturalWidth > 100") for i in images.all())
-    assert not tab.locator(".pe-howto").first.is_visible()
-    tab.emulate_media(media="print")
+    assert not fresh.locator(".pe-howto").first.is_visible()
+    fresh.emulate_media(media="print")
     assert all(i.is_visible() for i in images.all())
-    assert not any(p.is_visible() for p in tab.locator("picture.posenc-explorer-static").all())
+    assert not any(p.is_visible() for p in fresh.locator("picture.posenc-explorer-static").all())
     reader.close()
