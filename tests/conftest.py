@@ -39,12 +39,12 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 # Files that take longest, started first; the others follow in collection order. Measured in a
-# fresh clone (issue 33): grading the assignments' submissions (about 280 s on one worker, with
-# two grading processes at a time), then the files that load pages in Chromium (about 100 and
-# 150 s, waiting half a second for the network to be idle after each page: the grading's
-# second process uses the core meanwhile; the figures' print and layout, split from
-# test_explore.py in issue 39), then training the chapter's models, the Keras backends,
-# printing the PDF and grading a class (about 60, 60, 60 and 40 s).
+# fresh clone (issue 33): grading the assignments' submissions (210 to 240 s on one worker, with
+# two grading processes at a time), then the files that load pages in Chromium (about 50 and
+# 70 s of CPU since they reuse a tab, waiting half a second for the network to be idle after
+# each page: the grading's second process uses the core meanwhile; the figures' print and
+# layout, split from test_explore.py in issue 39), then training the chapter's models, the Keras
+# backends, printing the PDF and grading a class (about 50, 50, 55 and 40 s).
 SLOWEST_FIRST = ["tests/test_assignments.py", "tests/test_site.py", "tests/test_explore.py",
                  "tests/test_explore_print.py", "tests/test_explore_layout.py", "book/training.ipynb",
                  "tests/test_keras_backends.py", "tests/test_pdf.py", "tests/test_grade.py"]

@@ -228,3 +228,36 @@ def test_forward_errors(make, x, offset, error, message):
     """The input and offset checks that PositionalEncoding and LearnedPositionalEmbedding share."""
     with pytest.raises(error, match=exactly(message)):
         make()(x, offset=offset)
+
+
+# Eager use never imports Dynamo (about a second of CPU); a trace of modules built before Dynamo
+# was loaded still gives one full graph for every length, equal to eager. In a new process:
+# this one has imported Dynamo long ago.
+LAZY_DYNAMO = """
+import sys
+import torch
+from posenc.pytorch import ALiBi, PositionalEncoding, RotaryEmbedding
+modules = [PositionalEncoding(8, max_len=16), RotaryEmbedding(8, max_len=16),
+           RotaryEmbedding(8, max_len=16, scaling={"rope_type": "dynamic", "factor": 2.0,
+                                                   "original_max_position_embeddings": 8})]
+x = torch.randn(2, 3, 8)
+eager = [modules[0](x), *modules[1](x, x), *modules[2](x, x), ALiBi(2, max_len=16).bias(3)]
+assert "torch._dynamo" not in sys.modules, "eager use imported Dynamo"
+import torch._dynamo.testing
+counter = torch._dynamo.testing.CompileCounter()
+def run(x):
+    return [modules[0](x), *modules[1](x, x), *modules[2](x, x)]
+compiled = torch.compile(run, backend=counter, fullgraph=True, dynamic=True)
+for n in (3, 5, 7, 30):  # 30: past max_len
+    x = torch.randn(2, n, 8)
+    assert all(torch.equal(a, b) for a, b in zip(compiled(x), run(x)))
+assert counter.frame_count == 1, counter.frame_count  # one graph for every length
+"""
+
+
+def test_eager_use_does_not_import_dynamo_and_a_trace_marks_the_tables_static():
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", LAZY_DYNAMO], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]

@@ -10,6 +10,8 @@ for every module of :mod:`posenc.pytorch`. Private: the public names are in
 
 from __future__ import annotations
 
+import functools
+import sys
 import warnings
 from collections import OrderedDict
 
@@ -28,7 +30,20 @@ def _check_dtype(dtype) -> torch.dtype:
     return dtype
 
 
-@torch.compiler.disable  # host (NumPy) work: never traced, run as ordinary Python
+def _host(fn):
+    """Decorate host (NumPy) work: ``fn`` runs as ordinary Python, never traced by
+    ``torch.compile`` or ``torch.export``. It is ``torch.compiler.disable(fn)``, applied when a
+    trace reaches ``fn``: the decorator itself imports Dynamo, about a second of CPU on import
+    of this package that eager use never needs."""
+    @functools.wraps(fn)
+    def host(*args, **kwargs):
+        if torch.compiler.is_compiling():
+            return torch.compiler.disable(fn)(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return host
+
+
+@_host
 def _from_float64(values: np.ndarray, dtype: torch.dtype, device) -> torch.Tensor:
     """Float64 values as a tensor of ``dtype`` on ``device``, each the nearest value of ``dtype``."""
     if dtype.itemsize < 4:  # PyTorch would go through float32 and could round twice
@@ -113,8 +128,19 @@ def _check_batch(name: str, x, width_name: str) -> None:
 def _static(tensor: torch.Tensor) -> torch.Tensor:
     """Mark a cached table static for ``torch.compile(dynamic=True)``: its shape never
     follows the input's, so Dynamo need not trace it with symbolic sizes (fewer guards,
-    faster compilation)."""
-    torch._dynamo.mark_static(tensor)
+    faster compilation). Marked now if Dynamo is loaded; else a trace marks it when it reads
+    it (:func:`_traced`), so that eager use never imports Dynamo."""
+    if "torch._dynamo" in sys.modules:
+        torch._dynamo.mark_static(tensor)
+    return tensor
+
+
+def _traced(tensor: torch.Tensor) -> torch.Tensor:
+    """A cached table as ``forward`` reads it: inside a Dynamo trace, marked static there
+    (``mark_static`` in a graph makes the sizes static), for a table cached before Dynamo
+    was loaded."""
+    if torch.compiler.is_dynamo_compiling():
+        torch._dynamo.mark_static(tensor)
     return tensor
 
 
@@ -199,7 +225,7 @@ class _PositionTables(nn.Module):
             self._keep(key, table)
         elif not _tracing():
             self._tables.move_to_end(key)
-        return table
+        return _traced(table)
 
     def _far_dtype(self, dtype: torch.dtype) -> torch.dtype:
         """Rows past the table are computed in float64 for float64, else in float32."""
@@ -216,9 +242,11 @@ class _PositionTables(nn.Module):
             for tensor in constants if isinstance(constants, tuple) else (constants,):
                 _static(tensor)
             self._far_tables[key] = constants
-        return constants
+        if isinstance(constants, tuple):
+            return tuple(_traced(tensor) for tensor in constants)
+        return _traced(constants)
 
-    @torch.compiler.disable  # host (NumPy) work: never traced
+    @_host
     def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> tuple:
         frequencies = self._column_frequencies()[0::2]
         n_digits = digit_count(64)

@@ -12,7 +12,7 @@ import torch
 from .._validate import check_int, check_real, keyword_max_len
 from ..relative import alibi_bias as _numpy_alibi_bias
 from ..relative import alibi_slopes as _numpy_alibi_slopes
-from ._tables import _check_dtype, _concrete, _from_float64, _PositionTables, _static_shape
+from ._tables import _check_dtype, _concrete, _from_float64, _host, _PositionTables, _static_shape
 
 
 class ALiBi(_PositionTables):
@@ -103,7 +103,7 @@ class ALiBi(_PositionTables):
         distances = (query_positions[:, None] - torch.arange(k_len, device=device)).abs()
         return self._rows_at(distances, dtype, device).permute(2, 0, 1)
 
-    @torch.compiler.disable  # host (NumPy) work: never traced
+    @_host  # host (NumPy) work: never traced
     def _compute_far_constants(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         return torch.from_numpy(self._slopes).to(device=device, dtype=dtype)
 

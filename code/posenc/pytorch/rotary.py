@@ -13,8 +13,8 @@ from .._validate import (check_head_dim, check_int, check_position_range, check_
                          keyword_max_len)
 from ..relative import check_layout
 from ..rope_scaling import check_scaling, rope_frequencies
-from ._tables import (_check_positions, _check_sequence, _check_tensor_offset, _PositionTables,
-                      _static, _static_shape, _tracing)
+from ._tables import (_check_positions, _check_sequence, _check_tensor_offset, _host,
+                      _PositionTables, _static, _static_shape, _traced, _tracing)
 
 
 #: Axis orders of :class:`RotaryEmbedding`'s queries and keys.
@@ -160,7 +160,7 @@ class RotaryEmbedding(_PositionTables):
             self._dynamic_constants_on(device)
         return super()._far_constants(dtype, device)
 
-    @torch.compiler.disable  # host (NumPy) work: never traced
+    @_host  # host (NumPy) work: never traced
     def _compute_dynamic_constants(self, device: torch.device) -> tuple:
         exponents = np.arange(self.head_dim // 2, dtype=np.float64) * 2.0
         exponents /= max(self.head_dim - 2, 1)  # head_dim 2: one pair, exponent 0
@@ -172,7 +172,7 @@ class RotaryEmbedding(_PositionTables):
         constants = self._dynamic_constants.get(device)
         if constants is None:
             constants = self._dynamic_constants[device] = self._compute_dynamic_constants(device)
-        return constants
+        return tuple(_traced(tensor) for tensor in constants)
 
     def _dynamic_rows(self, positions: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """Rows of dynamic NTK for int64 ``positions`` (any shape), computed in float64:
