@@ -19,7 +19,14 @@ BACKEND = keras.backend.backend()
 
 
 def numpy_of(tensor) -> np.ndarray:
-    return ops.convert_to_numpy(tensor)
+    """A backend tensor (or nested lists of numbers) as a NumPy array of the same dtype
+    (bfloat16 through ml_dtypes)."""
+    values = ops.convert_to_numpy(tensor)
+    if hasattr(tensor, "dtype") and keras.backend.standardize_dtype(tensor.dtype) == "bfloat16":
+        import ml_dtypes
+
+        values = values.astype(ml_dtypes.bfloat16)
+    return values
 
 
 def compiled(function, signature=None):

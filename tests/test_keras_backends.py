@@ -20,7 +20,8 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 BACKENDS = {"jax": "jax", "torch": "torch"}  # KERAS_BACKEND: the package it needs
 #: The test modules of posenc.tensorflow, one per module of the package.
-MODULES = ["test_tensorflow.py", "test_tensorflow_rotary.py", "test_tensorflow_alibi.py"]
+MODULES = ["test_tensorflow.py", "test_tensorflow_shipping.py", "test_tensorflow_rotary.py",
+           "test_tensorflow_alibi.py"]
 
 
 def test_every_keras_test_module_is_rerun():

@@ -5,7 +5,6 @@ the default backend (TensorFlow) and tests/test_keras_backends.py runs it again 
 process per other backend (``KERAS_BACKEND=jax``, ``KERAS_BACKEND=torch``).
 """
 
-import re
 import sys
 
 import numpy as np
@@ -20,6 +19,7 @@ TENSORFLOW_IMPORTED = "tensorflow" in sys.modules  # by posenc.tensorflow or Ker
 from keras import ops  # noqa: E402
 from posenc.tensorflow import PositionalEncoding, positional_encoding  # noqa: E402
 
+from keras_layer_checks import compiled, numpy_of  # noqa: E402
 from reference import assert_nearest, exact_encoding, exactly, whole_line  # noqa: E402
 
 BACKEND = keras.backend.backend()
@@ -32,34 +32,12 @@ needs_64_bits = pytest.mark.skipif(BACKEND == "jax", reason="JAX without its 64-
 JIT_COMPILE = {"tensorflow": [False, True], "jax": [True], "torch": [False]}[BACKEND]
 
 
-def numpy_of(tensor):
-    """A backend tensor as a NumPy array of the same dtype (bfloat16 through ml_dtypes)."""
-    dtype = keras.backend.standardize_dtype(tensor.dtype)
-    values = ops.convert_to_numpy(tensor)
-    if dtype == "bfloat16":
-        import ml_dtypes
-
-        values = values.astype(ml_dtypes.bfloat16)
-    return values
-
-
 def dtype_of(tensor):
     return keras.backend.standardize_dtype(tensor.dtype)
 
 
 def zeros(shape, dtype="float32"):
     return np.zeros(shape, dtype)
-
-
-def compiled(function):
-    """``function`` compiled by the backend: XLA for TensorFlow and JAX, eager for PyTorch."""
-    if BACKEND == "tensorflow":
-        return tf.function(function, jit_compile=True)
-    if BACKEND == "jax":
-        import jax
-
-        return jax.jit(function)
-    return function
 
 
 @needs_64_bits
@@ -328,45 +306,6 @@ def test_tensor_offset_in_a_compiled_decoding_loop():
     assert layer.max_len == 8
 
 
-def test_a_saved_model_serves_any_length(tmp_path):
-    """max_len=16, served at length 40 from a .keras file reloaded into a compiled function
-    (XLA under TensorFlow, jax.jit, eager PyTorch): equal to the eager rows."""
-    inputs = keras.Input(shape=(None, 8))
-    keras.Model(inputs, PositionalEncoding(max_len=16)(inputs)).save(tmp_path / "m.keras")
-    reloaded = keras.models.load_model(tmp_path / "m.keras")
-    x = np.random.default_rng(3).standard_normal((2, 40, 8)).astype("float32")
-    got = numpy_of(compiled(lambda t: reloaded(t))(x))
-    np.testing.assert_allclose(got, x + posenc.positional_encoding(40, 8).astype("float32"),
-                               rtol=0, atol=1e-6)
-    if BACKEND == "tensorflow":  # and in an ordinary tf.function with a dynamic length
-        run = tf.function(lambda t: reloaded(t), input_signature=[tf.TensorSpec([None, None, 8])])
-        np.testing.assert_allclose(run(x).numpy(), got, rtol=0, atol=1e-6)
-
-
-def test_loading_without_importing_posenc_names_the_module(tmp_path):
-    """A .keras file loaded in a fresh Python that never imported posenc.tensorflow: Keras'
-    error names the registered name "posenc.tensorflow>PositionalEncoding" (the docstring's
-    saving section says to import it)."""
-    import subprocess
-    import sys
-
-    inputs = keras.Input(shape=(None, 8))
-    keras.Model(inputs, PositionalEncoding(max_len=16)(inputs)).save(tmp_path / "m.keras")
-    code = f"import keras; keras.models.load_model({str(tmp_path / 'm.keras')!r})"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert run.returncode != 0
-    assert "Could not locate class 'PositionalEncoding'" in run.stderr
-    assert "'registered_name': 'posenc.tensorflow>PositionalEncoding'" in run.stderr
-    assert "import posenc.tensorflow" in PositionalEncoding.__doc__
-
-
-def test_files_saved_under_the_first_registered_name_load():
-    layer = keras.saving.deserialize_keras_object(
-        {"module": "posenc.tensorflow", "class_name": "PositionalEncoding",
-         "config": {"max_len": 16}, "registered_name": "posenc>PositionalEncoding"})
-    assert isinstance(layer, PositionalEncoding) and layer.max_len == 16
-
-
 def test_positions_of_a_left_padded_batch():
     layer = PositionalEncoding(max_len=16)
     x = zeros((2, 5, 8))
@@ -452,27 +391,6 @@ def test_symbolic_call_with_positions():
     model = keras.Model([inputs, positions], PositionalEncoding(max_len=8)(inputs, positions=positions))
     out = model([zeros((1, 6, 8)), np.array([[5, 4, 3, 2, 1, 0]], "int32")])
     np.testing.assert_allclose(numpy_of(out)[0], exact_encoding([5, 4, 3, 2, 1, 0], 8), rtol=0, atol=6e-8)
-
-
-def test_save_and_load(tmp_path):
-    keras.utils.set_random_seed(0)
-    inputs = keras.Input(shape=(None,), dtype="int32")
-    x = keras.layers.Embedding(20, 8)(inputs)
-    x = PositionalEncoding(max_len=16, base=100.0, dropout=0.1, name="pe")(x)
-    model = keras.Model(inputs, keras.layers.Dense(2)(x))
-    tokens = np.arange(10).reshape(2, 5).astype("int32")
-    model.save(tmp_path / "model.keras")
-    loaded = keras.models.load_model(tmp_path / "model.keras")
-    np.testing.assert_array_equal(numpy_of(loaded(tokens)), numpy_of(model(tokens)))
-    assert loaded.get_layer("pe").get_config()["base"] == 100.0
-
-
-def test_config_round_trip():
-    layer = PositionalEncoding(max_len=12, base=50.0, dropout=0.2, name="posenc")
-    config = layer.get_config()
-    assert {k: config[k] for k in ("max_len", "base", "dropout", "name")} == {
-        "max_len": 12, "base": 50.0, "dropout": 0.2, "name": "posenc"}
-    assert PositionalEncoding.from_config(config).get_config() == config
 
 
 def test_dropout_only_when_training():
@@ -580,45 +498,3 @@ def test_max_len_by_position_says_what_to_write():
 def test_dropout_of_one_drops_everything():
     layer = PositionalEncoding(max_len=16, dropout=1.0)
     assert np.all(numpy_of(layer(np.ones((2, 16, 8), "float32"), training=True)) == 0)
-
-
-def encoder(seq_len):
-    """A small model to ship: positional encoding then a dense layer, on inputs of shape
-    ``(batch, seq_len, 8)`` (``seq_len`` None: a dynamic length)."""
-    keras.utils.set_random_seed(0)
-    inputs = keras.Input(shape=(seq_len, 8))
-    return keras.Model(inputs, keras.layers.Dense(4)(PositionalEncoding(max_len=32)(inputs)))
-
-
-def run_tflite(flatbuffer, x):
-    interpreter = tf.lite.Interpreter(model_content=flatbuffer)
-    index = interpreter.get_input_details()[0]["index"]
-    interpreter.resize_tensor_input(index, x.shape)
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(index, x)
-    interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
-
-
-@tf_only
-@pytest.mark.filterwarnings(r"ignore:\s*Warning. tf.lite.Interpreter is deprecated:UserWarning")
-@pytest.mark.parametrize("seq_len", [12, None])
-def test_tflite_with_builtin_ops_only(seq_len):
-    model = encoder(seq_len)
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no TensorFlow ops
-    flatbuffer = converter.convert()
-    rng = np.random.default_rng(0)
-    for length in [12] if seq_len else [1, 12, 32, 40, 300]:  # past the table (32) too
-        x = rng.standard_normal((2, length, 8)).astype("float32")
-        np.testing.assert_allclose(run_tflite(flatbuffer, x), model(x).numpy(), rtol=0, atol=1e-5)
-
-
-@tf_only
-def test_saved_model_export_reloads_and_matches(tmp_path):
-    model = encoder(None)
-    model.export(tmp_path / "saved", verbose=False)
-    reloaded = tf.saved_model.load(tmp_path / "saved")
-    for length in (20, 40):  # max_len=32: 40 is served past the table
-        x = np.random.default_rng(0).standard_normal((2, length, 8)).astype("float32")
-        np.testing.assert_allclose(reloaded.serve(x).numpy(), model(x).numpy(), rtol=0, atol=1e-6)
