@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import importlib.util
 import json
 import os
 import queue
@@ -61,6 +62,19 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+
+def _tool(name: str):
+    """tools/<name>.py as a module (this file runs as a script, and the tests load it by path)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+sandbox = _tool("sandbox")
 
 
 @dataclass
@@ -262,12 +276,6 @@ def read_results(grade: Grade, report: dict) -> None:
         grade.reason = f"0 on every question; {first['name']}: {_first_failure(first.get('output', ''))}"
 
 
-# The packages absent from the kernel while an assignment's notebook runs: posenc where every
-# question asks for the student's own code (attend-by-position's question 2 may use it, and
-# experiment-positions trains with it).
-ABSENT = {"build-the-encoding": ["posenc"], "debug-the-module": ["posenc"]}
-
-
 def read_tests(zip_path: Path) -> dict[str, str]:
     """The autograder's test files (tests/*.py in the zip): {path: source}, in question order."""
     with zipfile.ZipFile(zip_path) as archive:
@@ -291,6 +299,7 @@ class Grader:
 
     def __init__(self, work: Path, threads: int | None = None):
         self.work, self.process, self.threads = work, None, threads
+        sandbox.choose("bwrap")  # SandboxMissing, naming what to install, where it cannot run
 
     def __enter__(self) -> Grader:
         return self
@@ -373,12 +382,17 @@ class Grader:
 
 
 def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, str],
-                 block: list[str], timeout: float, test_timeout: float, cell_timeout: float,
+                 environment: Path, timeout: float, test_timeout: float, cell_timeout: float,
                  skip: list[str]) -> dict | None:
-    """Grade notebook with grader (tools/sealed.py); the results in Otter's results.json
-    format, or None (grade.reason says why)."""
-    request = {"notebook": str(notebook), "tests": tests, "skip": skip, "block": block,
-               "test_timeout": test_timeout, "cell_timeout": cell_timeout}
+    """Grade notebook with grader (tools/sealed.py), its kernel in the sandbox (with
+    environment: the assignment's part of posenc; the kernel's sockets in a folder beside the
+    notebook's); the results in Otter's results.json format, or None (grade.reason says why)."""
+    sockets = notebook.parent.parent / "kernel"
+    sockets.mkdir()
+    command = sandbox.bwrap_command(notebook.parent, sockets, environment,
+                                    threads=str(grader.threads) if grader.threads else None)
+    request = {"notebook": str(notebook), "tests": tests, "skip": skip, "sandbox": command,
+               "sockets": str(sockets), "test_timeout": test_timeout, "cell_timeout": cell_timeout}
     try:
         answer = grader.ask(request, timeout)
     except TimeoutError:
@@ -422,7 +436,8 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
         (folder / "notebook").mkdir()   # the kernel's folder: the notebook alone
         copy = folder / "notebook" / f"{name}.ipynb"
         shutil.copyfile(notebook, copy)
-        report = grade_sealed(grade, copy, grader, tests, ABSENT.get(name, []), timeout,
+        environment = sandbox.environment(name, work / "environments")
+        report = grade_sealed(grade, copy, grader, tests, environment, timeout,
                               test_timeout, cell_timeout, _checks(given))
         if report is not None:
             read_results(grade, report)

@@ -292,20 +292,6 @@ class Environment(dict):
             return default
 
 
-BLOCKED = '''raise ImportError(
-    "{name} is not available while grading: write the computation yourself "
-    "(the course's package may check your work, not do it)")
-'''
-
-
-def blocked_path(names: list[str], folder: Path) -> Path:
-    """A folder of stand-in packages whose import raises ImportError with a clear message."""
-    for name in names:
-        (folder / name).mkdir(parents=True, exist_ok=True)
-        (folder / name / "__init__.py").write_text(BLOCKED.format(name=name))
-    return folder
-
-
 def test_files(tests: dict[str, str]):
     """Otter's test files from their sources, held in this process only (linecache gives the
     tests' helpers their source, for run_in_kernel, without a file anyone could rewrite)."""
@@ -319,22 +305,42 @@ def test_files(tests: dict[str, str]):
     return found
 
 
+def _kernel_manager(command: list[str], sockets: Path):
+    """A kernel manager that starts its kernel behind command (the sandbox's bwrap command line,
+    ending with the Python to run) and talks to it over ZeroMQ's ipc transport, with socket
+    files in sockets (a folder bound into the sandbox: the sandbox has no network)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            # The kernel spec's command is [python, -m, ipykernel_launcher, -f, connection file].
+            return [*command, *super().format_kernel_cmd(extra_arguments)[1:]]
+
+    manager = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "kernel"),
+                                     connection_file=str(sockets / "kernel.json"))
+    # Interrupts as messages: the kernel interrupts itself (a signal from here would reach
+    # bwrap, not the kernel in its own session).
+    manager.kernel_spec.interrupt_mode = "message"
+    return manager
+
+
 def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_timeout: float,
-          block: list[str], skip: set[str]) -> dict:
-    """Run the notebook in a kernel of its own and the tests here; the results by question."""
+          sandbox: list[str], sockets: Path, skip: set[str]) -> dict:
+    """Run the notebook in a kernel of its own, in the sandbox (sandbox: the command line that
+    starts it; sockets: the folder of its ipc sockets), and the tests here; the results by
+    question, once the sandbox and every process in it have ended."""
     from nbclient import NotebookClient
     files = test_files(tests)
-    with tempfile.TemporaryDirectory(prefix="sealed-grader-") as private:
-        nb = nbformat.read(notebook, as_version=4)
-        client = NotebookClient(nb, timeout=cell_timeout, allow_errors=True, interrupt_on_timeout=True,
-                                kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}})
-        environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JPY_"))}
-        if block:
-            environment["PYTHONPATH"] = str(blocked_path(block, Path(private) / "blocked"))
-        environment["PYTHONNOUSERSITE"] = "1"
-        environment["TMPDIR"] = str(notebook.parent)
-        with client.setup_kernel(env=environment, cwd=str(notebook.parent),
+    nb = nbformat.read(notebook, as_version=4)
+    manager = _kernel_manager(sandbox, sockets)
+    client = NotebookClient(nb, km=manager, timeout=cell_timeout, allow_errors=True,
+                            interrupt_on_timeout=True, shutdown_kernel="immediate",
+                            resources={"metadata": {"path": str(notebook.parent)}})
+    process = None
+    try:
+        with client.setup_kernel(cwd=str(notebook.parent), cleanup_kc=True,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            process = manager.provisioner.process  # bwrap
             errors = []  # the errors the notebook's own cells raised, for the feedback
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code" and cell.source.strip() not in skip:
@@ -351,6 +357,11 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
                 questions[test_file.name] = {
                     "score": test_file.score, "possible": test_file.possible,
                     "output": test_file.summary(), "public": test_file.summary(public_only=True)}
+    finally:
+        if process is not None:  # the sandbox is gone before anything is answered
+            if process.poll() is None:
+                process.kill()
+            process.wait()
     return {"questions": questions, "errors": errors[:20]}
 
 
@@ -368,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
             results = grade(request["tests"], Path(request["notebook"]).resolve(),
                             test_timeout=float(request.get("test_timeout", 30.0)),
                             cell_timeout=float(request.get("cell_timeout", 30.0)),
-                            block=list(request.get("block", [])), skip=set(request.get("skip", ())))
+                            sandbox=[str(a) for a in request["sandbox"]],
+                            sockets=Path(request["sockets"]), skip=set(request.get("skip", ())))
         except Exception as error:  # reported in the CSV, not as a traceback
             results = {"error": f"{type(error).__name__}: {error}"}
         out.write("\n" + json.dumps({"token": token, **results}) + "\n")
