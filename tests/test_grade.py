@@ -1,12 +1,15 @@
-"""tools/grade.py: grading a class's notebooks with `otter run`, several at a time, no Docker.
+"""tools/grade.py: grading a class's notebooks sealed, each in the sandbox, several at a time.
 
 The unit tests below run in-process; the class tests take build-the-encoding's autograder from
 `make assignments` (which runs otter in a subprocess: importing otter here would emit a
 DeprecationWarning that `filterwarnings = error` turns into a failure) and grade a small class
 through the command line: a correct notebook, a wrong one, a renamed one, an empty file, a
 corrupt file, the notebook as handed out, one that deletes its results folder, one that patches
-NumPy and looks at its folder; in runs of their own, loops stopped by the per-test and per-cell
-limits, and a notebook that never finishes.
+NumPy and reports what its sandbox shows, and the attacks of issue 46 (posenc through sys.path,
+posenc's files loaded by path, posenc in an instance attribute, a process that outlives its
+kernel to rewrite grades.csv: each loses its points); in runs of their own, loops stopped by the
+per-test and per-cell limits, and a notebook that never finishes. tests/test_sandbox.py tests
+the sandbox itself, the hidden tests' frames and the copies flagged.
 """
 
 import csv
@@ -27,6 +30,7 @@ _spec = importlib.util.spec_from_file_location("grade", ROOT / "tools" / "grade.
 grade = importlib.util.module_from_spec(_spec)
 sys.modules["grade"] = grade  # dataclasses look their module up there
 _spec.loader.exec_module(grade)
+review = sys.modules["review"]  # tools/review.py, which grade.py loads
 
 NAME = "build-the-encoding"
 WORK = ROOT / "_build" / "test-grade"  # under the repository: otter assign needs that
@@ -62,13 +66,13 @@ def test_review_flags_code_that_can_reach_the_grader(tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
     handed = tmp_path / "given.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(given)]), handed)
-    assert grade.review(path, grade.given_cells(handed)) == (
+    assert review.constructs(path, grade.given_cells(handed)) == (
         "eval; importlib; open; patches linalg.norm; patches np.allclose; "
         "patches np.testing.assert_allclose; sys.modules")
-    assert "otter" in grade.review(path)
+    assert "otter" in review.constructs(path)
     plain = tmp_path / "p.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cells[-1])]), plain)
-    assert grade.review(plain) == ""
+    assert review.constructs(plain) == ""
 
 
 def test_a_new_run_clears_the_previous_one(tmp_path):
@@ -139,6 +143,118 @@ def _with_cell(solution, source, at=0):
     return nb
 
 
+# What the sandbox shows a notebook (a cell that ends with `seen` set).
+SEEN = f"""import json, os, socket, tempfile
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2).close()
+    network = True
+except OSError:
+    network = False
+seen = {{"cwd": os.getcwd(), "listing": sorted(os.listdir()), "root": sorted(os.listdir("/")),
+        "repository": os.path.exists({str(ROOT)!r}), "network": network,
+        "home": sorted(n for n in os.listdir(os.path.expanduser("~")) if n != ".ipython"),
+        "processes": sum(n.isdigit() for n in os.listdir("/proc"))}}
+"""
+
+# The ways a notebook took to posenc or to the grades before the sandbox (issue 46), each in a
+# notebook graded with the class below. The first three look for posenc's files where the
+# repository, an editable install or an installed copy keeps them, after taking the stand-in
+# "posenc is not available" off sys.path.
+_FIND_POSENC = f"""import glob, importlib.util, os, site, sys
+sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or ".", "posenc"))
+               or os.path.exists(os.path.join(p or ".", "posenc", "encoding.py"))]
+sys.modules.pop("posenc", None)
+places = [{str(ROOT / "code")!r}, "/work/main/code", *sys.path, *site.getsitepackages()]
+places += [line.strip() for d in site.getsitepackages() for pth in glob.glob(os.path.join(d, "*.pth"))
+           for line in open(pth) if line.startswith("/")]
+found = [p for p in places if os.path.exists(os.path.join(p, "posenc", "encoding.py"))]
+"""
+SURVIVOR = "survivor-of-the-grading-" + "b6e1"  # marks the survivor's command line (not this file's)
+# A process that outlives its kernel and rewrites its row of grades.csv to full marks, wherever it
+# finds the file (named in /proc, or where it guesses the grades go).
+_REWRITE = f"""import glob, time
+for _ in range(300):
+    for path in glob.glob("/proc/*/cmdline") + [{str(WORK / "grades" / "grades.csv")!r}]:
+        try:
+            text = open(path).read()
+            if path.endswith("grades.csv") and "oz," in text:
+                open(path, "w").write(text.replace("oz,2,2,0,1,5,8", "oz,2,2,3,1,8,8"))
+        except OSError:
+            pass
+    time.sleep(0.1)  # {SURVIVOR}
+"""
+
+
+def attacks(solution):
+    """{student: notebook}: the attacks on build-the-encoding (ATTACKS says how each ends)."""
+    def with_answer(marker, source):
+        nb = nbformat.from_dict(json.loads(json.dumps(solution)))
+        (cell,) = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]
+        cell.source = source
+        return nb
+    survivor = _with_q3(solution, "def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
+                        "    angles = np.arange(offset, offset + seq_len)[:, None] * base ** (-2.0 * (np.arange(d_model) // 2) / d_model)\n"
+                        "    return np.where(np.arange(d_model) % 2 == 0, np.cos(angles), np.sin(angles))\n")
+    survivor.cells.append(nbformat.v4.new_code_cell(
+        f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {_REWRITE!r}], start_new_session=True,\n"
+        "                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"))
+    return {
+        # q1 from posenc's table (8/8 before the sandbox).
+        "lee": with_answer("def position_of", _FIND_POSENC + "import posenc\n\n"
+                           "def position_of(row, base=10000.0):\n"
+                           "    table = posenc.positional_encoding(50000, len(row), base=base)\n"
+                           "    return int(np.argmin(np.abs(table - row).sum(axis=1)))"),
+        # q3 from posenc's files loaded by path under another name (8/8 before).
+        "max": with_answer("def positional_encoding(", _FIND_POSENC +
+                           "folder = os.path.join(found[0], 'posenc')\n"
+                           "spec = importlib.util.spec_from_file_location('tables', os.path.join(folder, '__init__.py'),\n"
+                           "                                              submodule_search_locations=[folder])\n"
+                           "tables = importlib.util.module_from_spec(spec)\nsys.modules['tables'] = tables\n"
+                           "spec.loader.exec_module(tables)\n\n"
+                           "def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
+                           "    return tables.positional_encoding(seq_len, d_model, base=base, offset=offset)"),
+        # q4 from posenc kept in an instance attribute (which the check of its function does not
+        # look into), imported by a name built at run time (8/8 before).
+        "nia": with_answer("def wavelengths", _FIND_POSENC + "sys.path.insert(0, (found or ['.'])[0])\n\n"
+                           "class Tools:\n    def __init__(self):\n"
+                           "        self.frequencies = __import__('pos' + 'enc').angular_frequencies\n\n"
+                           "tools = Tools()\n\n"
+                           "def wavelengths(d_model, base=10000.0):\n"
+                           "    return 2 * np.pi / tools.frequencies(d_model, base=base)"),
+        # q3 wrong (5/8), and the survivor (8/8 in the CSV before).
+        "oz": survivor,
+    }
+
+
+def _survivors():
+    """The processes of this machine that the survivor started and that still run."""
+    found = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if SURVIVOR in path.read_text():
+                found.append(path.parent.name)
+        except OSError:
+            pass
+    return found
+
+
+def _lost(question, words):
+    """A check that a student lost question's points only, the instructor's details saying words."""
+    def check(row, details):
+        assert row[question] == "0" and float(row["total"]) == 8 - {"q1": 2, "q3": 3, "q4": 1}[question], row
+        assert words in details, details[-2000:]
+    return check
+
+
+def _survived(row, details):
+    assert (row["q3"], row["total"]) == ("0", "5"), row  # its own score, not 8 rewritten
+    assert not _survivors(), "a process the notebook started outlived its grading"
+
+
+ATTACKS = {"lee": _lost("q1", "No module named 'posenc'"), "max": _lost("q3", "IndexError: list index out of range"),
+           "nia": _lost("q4", "NameError"), "oz": _survived}
+
+
 def test_grades_a_class_and_survives_broken_notebooks(autograder):
     zip_path, solution = autograder
     submissions = WORK / "class"
@@ -160,12 +276,13 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
                               "shutil.rmtree('../results', ignore_errors=True)\nopen('../results', 'w').close()",
                               len(solution.cells)),
                    submissions / "hal.ipynb")
-    # A notebook that looks at its folder (its own private one) and a patch of NumPy (flagged).
-    seen = WORK / "seen.json"
-    nbformat.write(_with_cell(solution, "import json, os\nfrom pathlib import Path\n"
-                              f"Path({str(seen)!r}).write_text(json.dumps([os.getcwd(), sorted(os.listdir())]))\n"
-                              "import numpy\nnumpy.allclose = lambda *a, **k: True", 1),
+    # A notebook that looks at what its sandbox shows (its cell raises to report it: nothing it
+    # writes outside its folder reaches us) and patches NumPy (flagged).
+    nbformat.write(_with_cell(solution, SEEN + "import numpy\nnumpy.allclose = lambda *a, **k: True\n"
+                              "raise RuntimeError('seen ' + json.dumps(seen))", 1),
                    submissions / "ivy.ipynb")
+    for student, notebook in attacks(solution).items():
+        nbformat.write(notebook, submissions / f"{student}.ipynb")
     # A notebook that looks for the test files to read, and patches Otter's test runner so that
     # every test passes, with no answer to q3: the tests run in the grader's process
     # (tools/sealed.py), from sources read before the notebook ran, so q3 still gets 0 (the CSV
@@ -188,16 +305,18 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     rows = _grade(zip_path, submissions, output, "--jobs", "2",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy",
-                         "jon", "kim"}
+                         "jon", "kim", *ATTACKS}
     jon = rows["jon"]
     assert jon["review"] == "open; otter; patches exception_test.test_case.call_func", jon
     assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("2", "2", "0", "1", "5"), jon
     kim = rows["kim"]
-    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc"), kim
+    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc; copy of lee (99%)"), kim
     assert "posenc is not available while grading" in (output / "details" / "kim.txt").read_text()
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "8", rows[student]
-        assert rows[student]["reason"] == rows[student]["review"] == ""
+        assert rows[student]["reason"] == "", rows[student]
+        # The solutions handed in: flagged as copies of the published ones (the closest first).
+        assert rows[student]["review"].startswith("copy of the published solutions (100%), "), rows[student]
     bob = rows[f"bob/{NAME}"]
     assert (bob["q1"], bob["q2"], bob["q3"], bob["q4"], bob["total"]) == ("2", "2", "0", "1", "5")
     assert rows["dave"]["total"] == "0" and rows["dave"]["reason"] == "empty file"
@@ -207,12 +326,22 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     # in its own memory, so nothing is lost.
     assert rows["hal"]["total"] == "8", rows["hal"]
     # ivy patches numpy.allclose in its kernel: flagged, and its correct answers keep their marks.
-    assert rows["ivy"]["review"] == "patches numpy.allclose" and rows["ivy"]["total"] == "8", rows["ivy"]
-    cwd, listing = json.loads(seen.read_text())
-    # The notebook runs alone in the submission's private folder: no tests, no other submission.
-    assert listing == [f"{NAME}.ipynb"], listing
-    assert "/submission-" in cwd and cwd.startswith(tempfile.gettempdir()), cwd
-    assert not Path(cwd.split("/submission-")[0]).exists(), "the class's folder is removed after grading"
+    assert rows["ivy"]["review"].startswith("patches numpy.allclose; copy of the published solutions")
+    assert rows["ivy"]["total"] == "8", rows["ivy"]
+    seen = json.loads((output / "details" / "ivy.txt").read_text().split("RuntimeError: seen ")[1].splitlines()[0])
+    # The notebook runs alone in the submission's private folder (no tests, no other submission),
+    # in a sandbox that shows the system, the course's Python and nothing else: not the
+    # repository, not the machine's processes, no network, an empty home.
+    assert seen["listing"] == [f"{NAME}.ipynb"], seen
+    assert "/submission-" in seen["cwd"] and seen["cwd"].startswith(tempfile.gettempdir()), seen
+    assert not Path(seen["cwd"].split("/submission-")[0]).exists(), "the class's folder is removed after grading"
+    assert set(seen["root"]) <= {"usr", "bin", "lib", "lib32", "lib64", "sbin", "proc", "dev", "tmp", "home",
+                                 *(Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix))}, seen
+    assert (seen["repository"], seen["network"], seen["home"]) == (False, False, []), seen
+    assert seen["processes"] <= 3, seen
+    # Each attack loses its points (and the survivor ended with its kernel).
+    for student, check in ATTACKS.items():
+        check(rows[student], (output / "details" / f"{student}.txt").read_text())
     assert not (output / "feedback" / "stale.txt").exists(), "an earlier run's files are removed"
     feedback = (output / "feedback" / "bob" / f"{NAME}.txt").read_text()
     assert "q3: 0 / 3" in feedback and "sine and cosine are swapped" in feedback

@@ -75,6 +75,7 @@ def _tool(name: str):
 
 
 sandbox = _tool("sandbox")
+review = _tool("review")
 
 
 @dataclass
@@ -117,68 +118,12 @@ def check_notebook(path: Path) -> str:
     return ""
 
 
-# What code can use to fool what the kernel measures (the checks of how a function computes, the
-# stand-in that keeps posenc out) or, under Otter's own runners, its grade: patch a module
-# (np.allclose = ...), reach modules or the grader by name, run built strings, open files.
-# Flagged for a human to read, never scored.
-_REVIEW_NAMES = {"sys.modules", "importlib", "__import__", "eval", "exec", "compile", "open",
-                 "builtins", "__builtins__", "gc", "inspect", "otter", "setattr", "globals",
-                 "signal", "ctypes", "pickle", "shutil", "os.remove", "os.unlink", "subprocess",
-                 "sys.settrace", "sys.setprofile", "sys._getframe", "posenc",
-                 "getattr", "vars"}
-
-
 def given_cells(path: Path | None) -> frozenset[str]:
-    """The code cells of the handed-out notebook (stripped), which review() does not flag."""
+    """The code cells of the handed-out notebook (stripped), which the review column does not flag."""
     if path is None:
         return frozenset()
     cells = json.loads(path.read_bytes())["cells"]
     return frozenset("".join(c["source"]).strip() for c in cells if c["cell_type"] == "code")
-
-
-def review(path: Path, given: frozenset[str] = frozenset()) -> str:
-    """The constructs in a notebook's code cells that can reach what the kernel measures ('' if none):
-    an assignment to an attribute of an imported module (a patch), and the names above; cells
-    as handed out (given) are not read."""
-    found, trees = set(), []
-    try:
-        cells = json.loads(path.read_bytes())["cells"]
-    except (ValueError, KeyError, TypeError):
-        return ""
-    for cell in cells:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        if "".join(cell.get("source", "")).strip() in given:
-            continue
-        lines = "".join(cell.get("source", "")).splitlines()
-        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
-        try:
-            trees.append(ast.parse(source))
-        except SyntaxError:
-            continue
-    nodes = [node for tree in trees for node in ast.walk(tree)]
-    modules = {alias.asname or alias.name.split(".")[0] for node in nodes
-               if isinstance(node, ast.Import) for alias in node.names}
-    modules |= {alias.asname or alias.name for node in nodes
-                if isinstance(node, ast.ImportFrom) for alias in node.names}
-    for node in nodes:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
-                found |= {name for name in _REVIEW_NAMES if full == name or full.startswith(name + ".")
-                          or (isinstance(node, ast.ImportFrom) and node.module == name)}
-        elif isinstance(node, ast.Name) and node.id in _REVIEW_NAMES:
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            dotted = ast.unparse(node)
-            found |= {name for name in _REVIEW_NAMES if "." in name and dotted == name}
-            if isinstance(node.ctx, (ast.Store, ast.Del)):
-                root = node
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id in modules:
-                    found.add(f"patches {dotted}")
-    return "; ".join(sorted(found))
 
 
 def _descendants(pid: int) -> list[int]:
@@ -430,7 +375,7 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
     grade.reason = check_notebook(notebook)
     if grade.reason:
         return grade
-    grade.review = review(notebook, given)
+    grade.review = review.constructs(notebook, given)
     folder = Path(tempfile.mkdtemp(prefix="submission-", dir=work))  # mode 0700
     try:
         (folder / "notebook").mkdir()   # the kernel's folder: the notebook alone
@@ -498,11 +443,23 @@ def write_outputs(grades: list[Grade], output: Path) -> Path:
     return table
 
 
+def published(zip_path: Path) -> list[Path]:
+    """The solutions students may have seen: the solution notebook beside the autograder zip, and
+    the public one of ``make assignments`` (a variant's zip has its own beside it)."""
+    name = assignment_name(zip_path)
+    found = [zip_path.parent / f"{name}.ipynb", Path(__file__).resolve().parents[1] / "_build" /
+             "assignments" / name / "autograder" / f"{name}.ipynb"]
+    return [p for p in dict.fromkeys(p.resolve() for p in found) if p.is_file()]
+
+
 def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
                 timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
-                given: Path | None = None) -> list[Grade]:
-    """Grade every submission, jobs at a time; write the CSV and the feedback under output
-    (after clearing what an earlier run wrote there)."""
+                given: Path | None = None, solutions: list[Path] | None = None,
+                copy_threshold: float = 0.8) -> list[Grade]:
+    """Grade every submission, jobs at a time, each in the sandbox; flag the copies of the
+    solutions (published(zip_path) unless given) or of each other in the review column; write the
+    CSV and the feedback under output (after clearing what an earlier run wrote there), once every
+    sandbox has ended."""
     name = assignment_name(zip_path)
     found = submissions_in(submissions)
     if not found:
@@ -532,6 +489,10 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
         finally:
             while not graders.empty():
                 graders.get().close()
+    flags = review.copies({g.student: found[g.student] for g in grades if g.scores},
+                          published(zip_path) if solutions is None else solutions, handed_out, copy_threshold)
+    for g in grades:
+        g.review = "; ".join(part for part in (g.review, flags.get(g.student, "")) if part)
     write_outputs(grades, output)
     return grades
 
@@ -542,6 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("submissions", type=Path, help="folder of submitted .ipynb files")
     parser.add_argument("--output", "-o", type=Path, default=Path("grades"),
                         help="where grades.csv, feedback/ and results/ go (created)")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "docker"), default="auto",
+                        help="where each notebook runs: bubblewrap, or Docker (otter grade) where "
+                             "bubblewrap is missing (default auto)")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                         help="submissions graded at a time (default: the number of cores)")
     parser.add_argument("--timeout", "-t", type=float, default=600.0,
@@ -553,6 +517,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=float, default=120.0,
                         help="seconds one cell of the notebook may run before it is interrupted "
                              "(default 120)")
+    parser.add_argument("--solutions", type=Path, action="append", default=None,
+                        help="a notebook of the published solutions, whose copies the review column "
+                             "flags (repeatable; default: the autograder's and make assignments' one)")
+    parser.add_argument("--copy-threshold", type=float, default=0.8,
+                        help="the share of one answer found in another that flags a copy (default 0.8)")
     parser.add_argument("--given", type=Path, default=None,
                         help="the student notebook as handed out: its cells are not flagged in "
                              "the CSV's review column")
@@ -564,9 +533,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1 or min(args.timeout, args.test_timeout, args.cell_timeout) <= 0:
         parser.error("--jobs must be at least 1 and every timeout positive")
     start = time.monotonic()
+    try:
+        kind = sandbox.choose(args.sandbox)
+    except sandbox.SandboxMissing as error:
+        sys.exit(f"grade.py: {error}")
+    print(sandbox.describe(kind), flush=True)
+    if kind == "docker":  # Otter's own containers and CSV (no sealed tests, no review column)
+        table = sandbox.otter_grade(args.autograder, args.submissions, args.output, jobs=args.jobs,
+                                    timeout=args.timeout)
+        print(f"graded with otter grade: {table}")
+        return 0
     grades = grade_class(args.autograder, args.submissions, args.output, jobs=args.jobs,
                          timeout=args.timeout, test_timeout=args.test_timeout,
-                         cell_timeout=args.cell_timeout, given=args.given)
+                         cell_timeout=args.cell_timeout, given=args.given,
+                         solutions=args.solutions, copy_threshold=args.copy_threshold)
     failed = [g for g in grades if g.reason]
     print(f"graded {sum(bool(g.scores) for g in grades)} of {len(grades)} submissions in "
           f"{time.monotonic() - start:.0f} s with {args.jobs} at a time: "
