@@ -63,10 +63,7 @@ BLOCKED = '''raise ImportError(
 
 SUBSET = '''"""posenc as the sandbox gives it to {assignment}: only {modules}."""
 
-{imports}
-
-
-def __getattr__(name):
+{imports}def __getattr__(name):
     raise AttributeError(f"posenc.{{name}} is not available while grading {assignment}")
 '''
 
@@ -160,8 +157,8 @@ def environment(assignment: str, folder: Path) -> Path:
             init = staging / "posenc" / package.replace(".", "/") / "__init__.py"
             if not init.exists():
                 init.write_text("")
-        imports = "\n".join(f"from .{module} import {', '.join(names)}" if names else f"from . import {module}"
-                            for module, names in sorted(provided.items()))
+        imports = "".join(f"from .{module} import {', '.join(names)}\n\n\n"  # the others: when imported
+                          for module, names in sorted(provided.items()) if names)
         (staging / "posenc" / "__init__.py").write_text(SUBSET.format(
             assignment=assignment, modules=", ".join(f"posenc.{m}" for m in sorted(provided)), imports=imports))
     try:

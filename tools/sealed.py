@@ -341,6 +341,7 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
         with client.setup_kernel(cwd=str(notebook.parent), cleanup_kc=True,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             process = manager.provisioner.process  # bwrap
+            inits = _children(process.pid)  # the init of the sandbox's processes
             errors = []  # the errors the notebook's own cells raised, for the feedback
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code" and cell.source.strip() not in skip:
@@ -362,7 +363,34 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
             if process.poll() is None:
                 process.kill()
             process.wait()
+            _wait_ended(inits)
     return {"questions": questions, "errors": errors[:20]}
+
+
+def _children(pid: int) -> list[int]:
+    """The processes pid started (from /proc; [] where it cannot tell)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _wait_ended(inits: list[int], timeout: float = 30.0) -> None:
+    """Wait until each init of a process namespace has ended (a zombie, or gone): the kernel ends
+    an init only after every process of its namespace (bwrap may exit just before)."""
+    import time
+    deadline = time.monotonic() + timeout
+    for pid in inits:
+        while time.monotonic() < deadline:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                break
+            if state in ("Z", "X"):
+                break
+            time.sleep(0.01)
+        else:
+            raise RuntimeError("the sandbox's processes did not end")
 
 
 def main(argv: list[str] | None = None) -> int:

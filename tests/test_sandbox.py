@@ -1,0 +1,244 @@
+"""tools/sandbox.py, the hidden tests' frames and tools/review.py's copies.
+
+The sandbox each notebook's kernel runs in while it is graded (bubblewrap): what each
+assignment's environment holds of posenc, what a program in the sandbox can see and whether a
+process it starts outlives it (a plain Python in the sandbox, no kernel); the error that names
+what to install where no sandbox runs. Then, graded through tools/grade.py with a test file of
+its own (one grader, two notebooks): a notebook whose function walks its caller's frames finds
+the expected values only where a test puts them into the kernel, never when the kernel gets
+inputs only. Last, copydetect's flags. tests/test_grade.py grades the attacks of issue 46 on
+build-the-encoding in the sandbox.
+"""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import tool_scripts
+
+ROOT = Path(__file__).resolve().parents[1]
+grade = tool_scripts.load("grade")
+sandbox = sys.modules["sandbox"]
+review = sys.modules["review"]
+
+needs_bwrap = pytest.mark.skipif(not sandbox.bwrap_works(), reason="bubblewrap cannot run here")
+
+
+def _files(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.py"))
+
+
+def test_each_assignment_gets_only_its_part_of_posenc(tmp_path):
+    """None of posenc where every question asks for the student's own code (a stand-in whose
+    import says so); the encoding module for attend-by-position; the experiment module, with
+    what it imports, for experiment-positions."""
+    for name in ("build-the-encoding", "debug-the-module", "a-new-assignment"):
+        folder = sandbox.environment(name, tmp_path)
+        assert _files(folder) == ["posenc/__init__.py"]
+        assert "posenc is not available while grading" in (folder / "posenc" / "__init__.py").read_text()
+    attend = sandbox.environment("attend-by-position", tmp_path)
+    assert _files(attend) == ["posenc/__init__.py", "posenc/_validate.py", "posenc/encoding.py"]
+    experiment = _files(sandbox.environment("experiment-positions", tmp_path))
+    assert {"posenc/experiment.py", "posenc/pytorch/__init__.py", "posenc/encoding.py"} <= set(experiment)
+    assert not {"posenc/plot.py", "posenc/foils.py", "posenc/reference.py", "posenc/attention.py",
+                "posenc/bench.py", "posenc/shipping.py"} & set(experiment), experiment
+    assert sandbox.environment("experiment-positions", tmp_path) == tmp_path / "experiment-positions"  # made once
+
+
+LOOK = """import json, os, subprocess, sys
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)  # left-behind-7f3a"],
+                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    import posenc
+    posenc_import = "imported"
+except ImportError as error:
+    posenc_import = str(error)
+print(json.dumps({"posenc": posenc_import, "repository": os.path.exists(%r), "home": os.listdir(os.environ["HOME"]),
+                  "experiment": any(os.path.exists(os.path.join(p, "posenc", "experiment.py")) for p in sys.path),
+                  "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+                  "grader": os.path.exists("/proc/%d"), "written": os.access("/usr", os.W_OK)}))
+""" % (str(ROOT), __import__("os").getpid())
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["build-the-encoding", "experiment-positions"])
+def test_a_program_in_the_sandbox_sees_its_own_world(tmp_path, name):
+    """No posenc but its assignment's, no repository, its own processes only, an empty home, a
+    read-only system; and a process it starts in a session of its own ends with it."""
+    notebook, sockets = tmp_path / "notebook", tmp_path / "kernel"
+    notebook.mkdir()
+    sockets.mkdir()
+    command = sandbox.bwrap_command(notebook, sockets, sandbox.environment(name, tmp_path / "env"))
+    run = subprocess.run([*command, "-c", LOOK], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    if name == "build-the-encoding":
+        assert "posenc is not available while grading" in seen["posenc"] and not seen["experiment"]
+    else:
+        assert seen["posenc"] == "imported" and seen["experiment"]
+    assert (seen["repository"], seen["home"], seen["grader"], seen["written"]) == (False, [], False, False), seen
+    assert len(seen["processes"]) <= 3, seen  # bwrap's init, this Python, the process it started
+    # bwrap may exit a moment before the kernel has ended every process of its namespace (the
+    # grader waits for that before it answers: tools/sealed.py); the process would sleep 60 s.
+    deadline = time.monotonic() + 10
+    while _left_behind() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _left_behind(), "a process started in the sandbox outlived it"
+
+
+def _left_behind():
+    """The processes of this machine that LOOK started and that still run."""
+    left = []
+    for path in Path("/proc").glob("[0-9]*"):
+        try:
+            if "left-behind-7f3a" in (path / "cmdline").read_text() and " Z " not in (path / "stat").read_text():
+                left.append(path.name)
+        except OSError:
+            pass
+    return left
+
+
+def test_grading_without_a_sandbox_names_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.bwrap_works.cache_clear()
+    try:
+        with pytest.raises(sandbox.SandboxMissing, match="install bubblewrap .* or Docker"):
+            sandbox.choose()
+        with pytest.raises(sandbox.SandboxMissing, match="install bubblewrap"):
+            grade.Grader(tmp_path)
+    finally:
+        sandbox.bwrap_works.cache_clear()
+
+
+# A question whose hidden tests judge the notebook's `check` on objects made in the kernel, in the
+# two ways a test can be written: with the expected verdicts in the kernel (the helper that
+# run_in_kernel runs holds them while it calls check: debug-the-module's q7 before issue 46), and
+# with inputs only (the helper returns the objects, as stand-ins; the test calls check on each
+# from the grader and compares there).
+FRAMES_TEST = '''from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 2
+
+@test_case(points=1, hidden=True)
+def test_q1_expected_in_the_kernel(check):
+    def verdicts(check):
+        class First:
+            def value(self):
+                return 1
+        class Second:
+            def value(self):
+                return 2
+        cases = {"first": (First, True), "second": (Second, False)}
+        return {name: (expected, check(cls)) for name, (cls, expected) in cases.items()}
+    for name, (expected, got) in check.run_in_kernel(verdicts).items():
+        assert got == expected, name
+
+@test_case(points=1, hidden=True)
+def test_q1_inputs_only(check):
+    def modules(check):
+        class First:
+            def value(self):
+                return 1
+        class Second:
+            def value(self):
+                return 2
+        return [First, Second]
+    first, second = check.run_in_kernel(modules)
+    assert check(first) is True and check(second) is False
+'''
+
+# check answers from its callers' frames, reached through a traceback: whatever (class,
+# verdict) pair holds the class it is given.
+FRAME_WALKER = '''def check(cls):
+    try:
+        raise RuntimeError
+    except RuntimeError as error:
+        frame = error.__traceback__.tb_frame
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            pairs = value.values() if isinstance(value, dict) else [value]
+            for pair in pairs:
+                if isinstance(pair, tuple) and len(pair) == 2 and pair[0] is cls:
+                    return pair[1]
+        frame = frame.f_back
+    return None
+'''
+
+HONEST = "def check(cls):\n    return cls().value() == 1\n"
+
+
+@needs_bwrap
+def test_expected_values_never_reach_the_kernel_of_a_test_that_sends_inputs(tmp_path):
+    """The frame walker reads the verdicts where a helper holds them in the kernel (1 point) and
+    finds nothing when the test sends inputs and compares in the grader (0); a right check
+    scores both."""
+    scores = {}
+    with grade.Grader(tmp_path, threads=1) as grader:
+        for student, source in (("walker", FRAME_WALKER), ("honest", HONEST)):
+            path = tmp_path / f"{student}.ipynb"
+            nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)]), path)
+            result = grade.grade_one(student, path, "frames", {"tests/q1.py": FRAMES_TEST}, tmp_path, 120,
+                                     grader=grader)
+            assert result.scores, result.reason
+            scores[student] = result.scores["q1"][0]
+            if student == "walker":
+                # The first test (expected values in the kernel) passed; the second failed.
+                assert result.details.count("Test case passed") == 1, result.details
+                assert "assert check(first) is True and check(second) is False" in result.details
+    assert scores == {"walker": 1, "honest": 2}
+
+
+def _notebook(path, *sources):
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources]), path)
+    return path
+
+
+GIVEN = "def positional_encoding(seq_len, d_model):\n    \"\"\"The (seq_len, d_model) table.\"\"\"\n    ..."
+SOLUTION = """def positional_encoding(seq_len, d_model):
+    positions = np.arange(seq_len, dtype=np.float64)[:, None]
+    frequencies = 10000.0 ** (-2.0 * (np.arange(d_model) // 2) / d_model)
+    angles = positions * frequencies
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+"""
+RENAMED = """def positional_encoding(seq_len, d_model):
+    # my own version
+    pos = np.arange(seq_len, dtype=np.float64)[:, None]
+    omega = 10000.0 ** (-2.0 * (np.arange(d_model) // 2) / d_model)
+    theta = pos * omega
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(theta), np.cos(theta))
+"""
+OTHER = """def positional_encoding(seq_len, d_model):
+    table = np.zeros((seq_len, d_model))
+    for pos in range(seq_len):
+        for i in range(0, d_model, 2):
+            angle = pos / 10000 ** (i / d_model)
+            table[pos, i] = math.sin(angle)
+            if i + 1 < d_model:
+                table[pos, i + 1] = math.cos(angle)
+    return table
+"""
+
+
+def test_copies_of_the_solutions_or_of_a_classmate_are_flagged(tmp_path):
+    """copydetect finds the published solution with its names changed, and two students with the
+    same answer; a different answer and the notebook as handed out are not flagged."""
+    given = frozenset([GIVEN, "import numpy as np"])
+    solutions = _notebook(tmp_path / "solutions.ipynb", "import numpy as np", SOLUTION)
+    submissions = {
+        "ann": _notebook(tmp_path / "ann.ipynb", "import numpy as np", RENAMED),
+        "bo": _notebook(tmp_path / "bo.ipynb", "import numpy as np\nimport math", OTHER),
+        "cy": _notebook(tmp_path / "cy.ipynb", "import math\nimport numpy as np", OTHER.replace("table", "pe")),
+        "di": _notebook(tmp_path / "di.ipynb", "import numpy as np", GIVEN),
+    }
+    flags = review.copies(submissions, [solutions], given)
+    assert flags["ann"] == "copy of the published solutions (100%)", flags
+    assert flags["bo"].startswith("copy of cy (") and flags["cy"].startswith("copy of bo ("), flags
+    assert set(flags) == {"ann", "bo", "cy"}, flags
