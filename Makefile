@@ -209,12 +209,16 @@ colab-cells: $(STAMP)
 clean:
 	rm -rf _build .pytest_cache .hypothesis
 
-# Grade a class without Docker (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time,
-# sealed (tools/sealed.py: the notebook in a kernel of its own, the tests in another process on
-# the values it returns), each in a private temporary folder removed after grading. Time limits:
+# Grade a class (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time, sealed
+# (tools/sealed.py: the notebook in a kernel of its own, the tests in another process on the
+# values it returns) and sandboxed (tools/sandbox.py: the kernel under bubblewrap, seeing only its
+# folder, the course's Python and its assignment's part of posenc, without network, its processes
+# ended with it; Docker's `otter grade` where bubblewrap is missing; it prints which), each in a
+# private temporary folder removed after grading. Time limits:
 # a call from a test TEST_TIMEOUT seconds (it fails, the other questions keep their points), a cell
 # CELL_TIMEOUT seconds (interrupted), a whole notebook TIMEOUT seconds (stopped, 0). Writes
-# $(GRADES)/grades.csv (scores, reason for a 0, review flags), feedback/ (safe to return),
+# $(GRADES)/grades.csv (scores, reason for a 0, review flags: code to read, copies of the
+# published solutions or of each other), feedback/ (safe to return),
 # details/ and results/ (hidden tests' output: instructor only), after removing those of an
 # earlier run. Regenerates the autograder first when it is out of date (its .assigned stamp).
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/

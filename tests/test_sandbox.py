@@ -238,7 +238,7 @@ def test_copies_of_the_solutions_or_of_a_classmate_are_flagged(tmp_path):
         "cy": _notebook(tmp_path / "cy.ipynb", "import math\nimport numpy as np", OTHER.replace("table", "pe")),
         "di": _notebook(tmp_path / "di.ipynb", "import numpy as np", GIVEN),
     }
-    flags = review.copies(submissions, [solutions], given)
+    flags = review.copies(submissions, {"the published solutions": solutions}, given)
     assert flags["ann"] == "copy of the published solutions (100%)", flags
     assert flags["bo"].startswith("copy of cy (") and flags["cy"].startswith("copy of bo ("), flags
     assert set(flags) == {"ann", "bo", "cy"}, flags

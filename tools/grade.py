@@ -1,4 +1,4 @@
-"""Grade a class's notebooks sealed (``tools/sealed.py``), without Docker.
+"""Grade a class's notebooks sealed (``tools/sealed.py``), each in a sandbox (``tools/sandbox.py``).
 
     python tools/grade.py AUTOGRADER_ZIP SUBMISSIONS_DIR --output OUT_DIR [--jobs N] [--timeout S]
 
@@ -9,7 +9,10 @@ or ``alice`` for ``alice.ipynb``). Each one is copied, under the assignment's ow
 of its own (only its notebook in it, removed as soon as it is graded) and graded sealed by a
 ``tools/sealed.py`` process: the notebook runs in a Jupyter kernel of its own, the autograder's
 tests (read from the zip once, before any submission runs) run in that grader process on the
-values the notebook's functions return (see ``tools/sealed.py``). ``--jobs`` grader processes
+values the notebook's functions return (see ``tools/sealed.py``); the kernel runs under
+bubblewrap (see ``tools/sandbox.py``), where it sees its folder, the course's Python and its
+assignment's part of posenc only, has no network, and ends with every process it started
+before the grader answers. ``--jobs`` grader processes
 run at a time (default: the machine's cores), each grading one submission after another, every
 one in a new kernel: a grader imports Python's libraries and Otter once, not once per submission
 (about 2 s of CPU each), and is replaced by a new one after a submission it had to stop. Time
@@ -25,8 +28,9 @@ after removing what an earlier run left there:
   points possible, ``reason`` (why a notebook got 0: not a notebook, empty, no code cell, time
   limit, the grader failed, or the first failing test when every question scored 0) and
   ``review`` (code that can reach what the kernel measures: patched modules, ``sys.modules``,
-  ``importlib``, ``eval``/``exec``, files opened, ...: read those notebooks before trusting
-  their grade);
+  ``importlib``, ``eval``/``exec``, files opened, ...; and copies: answers that match the
+  published solutions or another submission, found with copydetect (``tools/review.py``):
+  read those notebooks before trusting their grade);
 - ``OUT_DIR/feedback/<student>.txt``: feedback safe to return to the student: each question's
   score, the output of the public tests and, for a question that lost points in hidden tests
   only, that a hidden test failed (no hidden test's source or expected values), and the errors
@@ -36,9 +40,12 @@ after removing what an earlier run left there:
 - ``OUT_DIR/results/<student>/results.json``: the same, in Gradescope's format (hidden tests'
   output included: do not return it either).
 
-The notebooks run in this environment: grade only submissions you are willing to run on this
-machine. ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>`` calls this tool with the autograder
-that ``make assignments`` generates.
+The grades are written once every submission is graded and every sandbox has ended, to
+OUT_DIR, which no sandbox sees. Where bubblewrap is missing or cannot run, ``--sandbox auto``
+(the default) grades with Docker (``otter grade``: Otter's containers and its CSV,
+OUT_DIR/final_grades.csv), and where neither runs it stops with an error naming what to install;
+the sandbox used is printed first. ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>`` calls this
+tool with the autograder that ``make assignments`` generates.
 """
 
 from __future__ import annotations
@@ -443,21 +450,26 @@ def write_outputs(grades: list[Grade], output: Path) -> Path:
     return table
 
 
-def published(zip_path: Path) -> list[Path]:
-    """The solutions students may have seen: the solution notebook beside the autograder zip, and
-    the public one of ``make assignments`` (a variant's zip has its own beside it)."""
+def published(zip_path: Path) -> dict[str, Path]:
+    """The solutions a copy may come from, by the name the review column gives them: the public
+    ones of ``make assignments`` and the solution notebook beside the autograder zip (a
+    variant's, when it is not the public one)."""
     name = assignment_name(zip_path)
-    found = [zip_path.parent / f"{name}.ipynb", Path(__file__).resolve().parents[1] / "_build" /
-             "assignments" / name / "autograder" / f"{name}.ipynb"]
-    return [p for p in dict.fromkeys(p.resolve() for p in found) if p.is_file()]
+    public = Path(__file__).resolve().parents[1] / "_build" / "assignments" / name / "autograder" / f"{name}.ipynb"
+    beside = zip_path.parent / f"{name}.ipynb"
+    found = {"the published solutions": public}
+    if not public.is_file() or beside.resolve() != public.resolve():
+        found["the autograder's solutions"] = beside
+    return {label: path for label, path in found.items() if path.is_file()}
 
 
 def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
                 timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
-                given: Path | None = None, solutions: list[Path] | None = None,
+                given: Path | None = None, solutions: dict[str, Path] | None = None,
                 copy_threshold: float = 0.8) -> list[Grade]:
     """Grade every submission, jobs at a time, each in the sandbox; flag the copies of the
-    solutions (published(zip_path) unless given) or of each other in the review column; write the
+    solutions ({name in the review column: notebook}; published(zip_path) unless given) or of
+    each other in the review column; write the
     CSV and the feedback under output (after clearing what an earlier run wrote there), once every
     sandbox has ended."""
     name = assignment_name(zip_path)
@@ -546,7 +558,8 @@ def main(argv: list[str] | None = None) -> int:
     grades = grade_class(args.autograder, args.submissions, args.output, jobs=args.jobs,
                          timeout=args.timeout, test_timeout=args.test_timeout,
                          cell_timeout=args.cell_timeout, given=args.given,
-                         solutions=args.solutions, copy_threshold=args.copy_threshold)
+                         solutions=args.solutions and {f"the solutions in {p.name}": p for p in args.solutions},
+                         copy_threshold=args.copy_threshold)
     failed = [g for g in grades if g.reason]
     print(f"graded {sum(bool(g.scores) for g in grades)} of {len(grades)} submissions in "
           f"{time.monotonic() - start:.0f} s with {args.jobs} at a time: "

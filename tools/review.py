@@ -110,16 +110,16 @@ def _fingerprint(code: str, boilerplate=None):
                            fp=StringIO(code))
 
 
-def copies(submissions: dict[str, Path], solutions: list[Path], given: frozenset[str],
+def copies(submissions: dict[str, Path], solutions: dict[str, Path], given: frozenset[str],
          threshold: float = THRESHOLD) -> dict[str, str]:
-    """{student: 'copy of ... (NN%), ...'} for every submission whose answers match the published
-    solutions (any notebook of solutions) or another submission at threshold or more; the share
-    named is that of the shorter of the two answers found in the other."""
+    """{student: 'copy of ... (NN%), ...'} for every submission whose answers match solutions
+    ({name: notebook}, e.g. "the published solutions") or another submission at threshold or
+    more; the share named is the larger of the two: how much of one answer is in the other."""
     import numpy as np
     from copydetect import compare_files
     boilerplate = np.array(sorted(_fingerprint("\n\n".join(sorted(given))).hashes), dtype=np.int64)
     prints = {}
-    for label, path in [*(("the published solutions", p) for p in solutions), *submissions.items()]:
+    for label, path in [*solutions.items(), *submissions.items()]:
         code = answers(path, given)
         if code.strip():
             found = _fingerprint(code, boilerplate)

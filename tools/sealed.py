@@ -5,9 +5,12 @@
 This process is the *grader*: for each request it reads from its standard input (a notebook and
 the autograder's test files: Otter-Grader's exception-based format, ``tests/qN.py`` in the zip,
 which ``grade.py`` read from the zip once, before any submission ran), it starts a Jupyter
-kernel for that *submission* (``nbclient``), in the notebook's folder, runs the notebook's code
-cells there, and runs the tests here; then it shuts that kernel down and answers, and reads the
-next request, until its input ends. Each submission gets a new kernel; the grader's own imports
+kernel for that *submission* (``nbclient``) in the sandbox the request gives (the ``bwrap``
+command line of ``tools/sandbox.py``: the notebook's folder, the course's Python and the
+assignment's part of posenc, no network, its own processes), talking to it over ZeroMQ's ``ipc``
+transport (socket files in a folder bound into the sandbox), runs the notebook's code cells
+there, and runs the tests here; then it kills the sandbox, waits until every process in it has
+ended, answers, and reads the next request, until its input ends. Each submission gets a new kernel; the grader's own imports
 (Otter, nbclient, the reference package) are made once for all of them. A test asks for the student's names (``def test_q2(positional_encoding_loop)``)
 and receives stand-ins: a value that is data (numbers, strings, NumPy arrays, PyTorch tensors,
 lists, tuples and dicts of those) is copied here; a function or any other object (a class, a
@@ -23,11 +26,19 @@ function itself: a test sends the source of a helper of its own to the kernel an
 with the function (``run_in_kernel``, the stand-in's method). That check runs in the submission's
 process, so code written to deceive it can; the values a function returns cannot.
 
-``"block": ["posenc"]`` makes the package absent from the kernel: its import (by any statement,
-``importlib`` or ``__import__``) raises "posenc is not available while grading". The kernel finds
-a stand-in package of that name first on its path; a notebook that removes it from ``sys.path``,
-or loads the package's files by their path, gets past it (the review column of ``grade.py``
-flags such code).
+The rule that keeps the expected values out of the kernel: a test sends the kernel inputs only
+and compares here. Whatever the kernel holds while the student's code runs (a helper's source,
+its arguments, its locals) the student's code can read, by walking its caller's frames or
+otherwise. So a helper run with ``run_in_kernel`` makes objects or observations and returns
+them, never a verdict it was told: objects that are not data (classes, modules, functions)
+come back as stand-ins, which a test passes to the student's function from here (``check(cls)``,
+the call crossing with its handle only) and whose results it compares here. A helper must not
+hold an expected value, nor a name or docstring that gives it away.
+
+What the notebook may import of posenc is the assignment's environment (``tools/sandbox.py``):
+for build-the-encoding and debug-the-module a stand-in whose import raises "posenc is not
+available while grading"; the package's files are not in the sandbox, so no route (``sys.path``,
+``importlib``, loading its files by their path, an attribute that keeps it) reaches them.
 
 Time limits: a code cell of the notebook runs at most ``cell_timeout`` seconds (then the
 kernel is interrupted and the next cell runs); one call of a student's function from a test at
@@ -37,18 +48,18 @@ the kernel, if a submission takes longer than its own limit, and starts a new gr
 next one.
 
 A request (one line of standard input, JSON): ``{"token": ..., "notebook": path, "tests":
-{path: source}, "skip": [cell sources not to run, the handed-out check cells], "block":
-[packages], "test_timeout": s, "cell_timeout": s}``. Its answer (one line of standard output):
+{path: source}, "skip": [cell sources not to run, the handed-out check cells], "sandbox":
+[the command line that runs a Python in the sandbox], "sockets": folder of the kernel's ipc
+sockets (bound into the sandbox), "test_timeout": s, "cell_timeout": s}``. Its answer (one line of standard output):
 ``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}, "errors": [...]}``
 (``output``: every test's result, hidden ones included, for the instructor; ``public``: the
 public tests' only; ``errors``: the errors the notebook's own cells raised, at most 20) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
 only this process and its caller know (a new one per request), marks the answer as this
 process's answer to that request.
 
-This separates the code that is graded from the code that grades; it is not a sandbox. Both run
-under the same user account, so a notebook that reaches other processes of that account
-(signals, ``/proc``, ``ptrace``) is outside what it protects: grade as a user of its own, or in
-containers (``otter grade``), when that matters.
+The grader runs outside the sandbox and the kernel inside: the kernel cannot see the grader's
+process (its own process namespace), its files (only its folder is bound), the tests (sent to
+this process only) or where the grades go, and no process it starts outlives it.
 """
 
 from __future__ import annotations
@@ -61,7 +72,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -167,6 +177,7 @@ def kernel_server():
         namespace = {}
         exec(source, namespace)
         args, kwargs = arguments(payload)
+        del source, payload  # what the student's code may find in this frame: the inputs only
         return reply(lambda: namespace[helper](objects[handle], *args, **kwargs))
 
     def names():
@@ -262,7 +273,9 @@ class Remote:
 
     def run_in_kernel(self, helper, *args, **kwargs):
         """helper(the student's object, *args, **kwargs), run in the kernel from its source
-        (a self-contained function: its imports inside); its return value as data."""
+        (a self-contained function: its imports inside); its return value as data, or as
+        stand-ins of the objects it made. args and kwargs are inputs, never expected values
+        (the student's code can read them): compare what comes back here."""
         source = textwrap.dedent(inspect.getsource(helper))
         return self._kernel.request(f"_sealed_.probe({source!r}, {helper.__name__!r}, {self._handle}, "
                                     f"{self._payload(args, kwargs)!r})")
