@@ -310,7 +310,7 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     assert jon["review"] == "open; otter; patches exception_test.test_case.call_func", jon
     assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("2", "2", "0", "1", "5"), jon
     kim = rows["kim"]
-    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc; copy of lee (99%)"), kim
+    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc; copy of lee (100%)"), kim
     assert "posenc is not available while grading" in (output / "details" / "kim.txt").read_text()
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "8", rows[student]
@@ -399,11 +399,11 @@ def test_a_notebook_that_never_ends_is_stopped(autograder):
     nbformat.write(forever, submissions / "frank.ipynb")
     nbformat.write(solution, submissions / "zed.ipynb")
     start = time.monotonic()
-    rows = _grade(zip_path, submissions, WORK / "grades-looping", "--timeout", "20", "--jobs", "1",
+    rows = _grade(zip_path, submissions, WORK / "grades-looping", "--timeout", "30", "--jobs", "1",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < 120  # frank stopped after 30 s, then zed in a new grader
     assert rows["frank"]["total"] == "0"
-    assert rows["frank"]["reason"].startswith("time limit: not finished after 20 s")
+    assert rows["frank"]["reason"].startswith("time limit: not finished after 30 s")
     assert rows["frank"]["review"] == "signal"
     assert rows["zed"]["total"] == rows["zed"]["possible"] == "8", rows["zed"]
 

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -114,7 +117,22 @@ def copies(submissions: dict[str, Path], solutions: dict[str, Path], given: froz
          threshold: float = THRESHOLD) -> dict[str, str]:
     """{student: 'copy of ... (NN%), ...'} for every submission whose answers match solutions
     ({name: notebook}, e.g. "the published solutions") or another submission at threshold or
-    more; the share named is the larger of the two: how much of one answer is in the other."""
+    more; the share named is the larger of the two: how much of one answer is in the other.
+    Computed in a Python of its own with a fixed hash seed: copydetect hashes its k-grams with
+    hash(), which every Python seeds at random, and the same class gets the same flags."""
+    request = {"submissions": {k: str(v) for k, v in submissions.items()},
+               "solutions": {k: str(v) for k, v in solutions.items()}, "given": sorted(given),
+               "threshold": threshold}
+    run = subprocess.run([sys.executable, __file__], input=json.dumps(request), capture_output=True,
+                         text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    if run.returncode:
+        raise RuntimeError(f"tools/review.py failed: {run.stderr[-2000:]}")
+    return json.loads(run.stdout)
+
+
+def _copies(submissions: dict[str, Path], solutions: dict[str, Path], given: frozenset[str],
+            threshold: float) -> dict[str, str]:
+    """copies(), in this process."""
     import numpy as np
     from copydetect import compare_files
     boilerplate = np.array(sorted(_fingerprint("\n\n".join(sorted(given))).hashes), dtype=np.int64)
@@ -143,3 +161,10 @@ def copies(submissions: dict[str, Path], solutions: dict[str, Path], given: froz
             if len(matches) > SHOWN:
                 flags[student] += f" and {len(matches) - SHOWN} more"
     return flags
+
+
+if __name__ == "__main__":  # copies() runs this with a fixed hash seed: its request on stdin
+    asked = json.load(sys.stdin)
+    print(json.dumps(_copies({k: Path(v) for k, v in asked["submissions"].items()},
+                             {k: Path(v) for k, v in asked["solutions"].items()},
+                             frozenset(asked["given"]), asked["threshold"])))
