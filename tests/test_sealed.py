@@ -1,7 +1,9 @@
 """tools/sealed.py's data format: what crosses between a graded notebook's kernel and the
 grader comes back as the value it was (type, dtype and shape included), and anything else is
-refused or kept as a handle. The grading itself is tested through tools/grade.py
-(tests/test_grade.py, tests/test_assignments.py)."""
+refused or kept as a handle, and a stand-in of an object of the kernel crosses back as its handle
+alone (what a test that sends inputs only passes to the student's function). The grading itself
+is tested through tools/grade.py (tests/test_grade.py, tests/test_sandbox.py,
+tests/test_assignments.py)."""
 
 import math
 from pathlib import Path
@@ -59,3 +61,13 @@ def test_other_objects_are_refused_without_a_keeper():
         sealed.encode(object())
     with pytest.raises(TypeError, match="only data can cross"):
         sealed.encode(np.array([object()]))
+
+
+def test_a_stand_in_crosses_back_as_its_handle_only():
+    """A test passes an object the kernel made (a stand-in, e.g. a class a helper returned) to the
+    student's function: the call carries the object's number in the kernel, nothing the test holds."""
+    stand_in = sealed.Remote(None, 7, "type")
+    assert sealed.encode([[stand_in, 3], {}], keep=sealed._handle_of) == {
+        "list": [{"list": [{"handle": 7, "type": "Remote"}, 3]}, {"dict": []}]}
+    with pytest.raises(TypeError, match="only data can be sent to the notebook"):
+        sealed.encode([object()], keep=sealed._handle_of)

@@ -339,7 +339,7 @@ def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, 
     """Grade notebook with grader (tools/sealed.py), its kernel in the sandbox (with
     environment: the assignment's part of posenc; the kernel's sockets in a folder beside the
     notebook's); the results in Otter's results.json format, or None (grade.reason says why)."""
-    sockets = notebook.parent.parent / "kernel"
+    sockets = notebook.parent.parent / "s"  # short: a socket's path has at most 107 bytes
     sockets.mkdir()
     command = sandbox.bwrap_command(notebook.parent, sockets, environment,
                                     threads=str(grader.threads) if grader.threads else None)

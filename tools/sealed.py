@@ -329,8 +329,10 @@ def _kernel_manager(command: list[str], sockets: Path):
             # The kernel spec's command is [python, -m, ipykernel_launcher, -f, connection file].
             return [*command, *super().format_kernel_cmd(extra_arguments)[1:]]
 
-    manager = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "kernel"),
-                                     connection_file=str(sockets / "kernel.json"))
+    if len(str(sockets / "k-65535").encode()) > 100:  # a socket's path has at most 107 bytes
+        raise RuntimeError(f"the path of the kernel's sockets is too long ({sockets}): set TMPDIR to a shorter folder")
+    manager = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "k"),
+                                     connection_file=str(sockets / "k.json"))
     # Interrupts as messages: the kernel interrupts itself (a signal from here would reach
     # bwrap, not the kernel in its own session).
     manager.kernel_spec.interrupt_mode = "message"
