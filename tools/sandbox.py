@@ -10,12 +10,15 @@ Debian and Ubuntu package ``bubblewrap``), which gives it:
   talks to its grader through (ZeroMQ's ``ipc`` transport: files, not the network). Nothing
   else can be read: not the repository (``code/``, where the editable install of ``posenc``
   points, is absent, so posenc's files are too), not the autograder, not the other
-  submissions, not the grades, not ``/etc`` or ``/root``. ``/tmp`` and the home folder
+  submissions, not the grades, not ``/etc``, not the home folders (but the folder of the
+  Python, when it lives in one, e.g. pyenv's). ``/tmp`` and the home folder
   (``/home/student``) are new and empty; ``/proc`` shows the sandbox's own processes only;
 - no network (a network namespace of its own, with no interface but its loopback);
-- a process namespace of its own (``--unshare-pid``), of which the kernel's side is the init:
-  when the kernel ends, or its grader kills bwrap (``--die-with-parent``), the kernel removes
-  every process of the namespace, so a process the notebook starts cannot outlive its grading;
+- a process namespace of its own (``--unshare-pid``), whose init is bwrap's: when the kernel
+  ends, or its grader kills bwrap (``--die-with-parent``), the init ends and Linux ends every
+  process of the namespace with it, so a process the notebook starts (in a session of its own,
+  detached, ...) cannot outlive its grading; ``tools/sealed.py`` waits for that end before it
+  answers;
 - a session of its own (``--new-session``) and an environment of a few variables (no
   ``PYTHONPATH`` but the assignment's, no ``JPY_PARENT_PID``).
 
@@ -23,7 +26,8 @@ The assignment's environment (``PROVIDED``): the only part of the course's packa
 its notebook may import, copied with the package modules it imports: none for build-the-encoding
 and debug-the-module (a stand-in ``posenc`` whose import says "posenc is not available while
 grading"), the encoding module for attend-by-position (its handed-out cells build the
-encoding table and the shift matrices with it), the experiment module for experiment-positions.
+encoding table and the shift matrices with it, so ``posenc.shift_matrix``, question 1's answer,
+is there too), the experiment module for experiment-positions.
 
 Where bubblewrap is missing (or cannot create namespaces), ``make grade`` falls back to Docker
 (``otter grade``: Otter-Grader's own containers, built from the autograder zip), and where both
