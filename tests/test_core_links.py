@@ -53,7 +53,12 @@ def _is_optional(element) -> bool:
 
 @cache
 def _page(path: Path):
-    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    """The page's article (its text without the navigation), parsed."""
+    html = path.read_text(encoding="utf-8")
+    start, end = html.find("<article"), html.rfind("</article>")
+    if start >= 0 and end > start:
+        html = html[start:end + len("</article>")]  # parsing only the article is 2-3 times faster
+    soup = BeautifulSoup(html, "html.parser")
     return soup.find("article") or soup
 
 
