@@ -60,21 +60,17 @@ def explorer_figures() -> dict:
     return found
 
 
-def _words(text: str) -> set:
-    stop = {"the", "a", "an", "and", "of", "to", "from", "against", "with", "on", "in"}
-    return {w.rstrip("s") for w in re.findall(r"[a-z]+", text.lower()) if w not in stop}
-
-
 def plan_figures(text: str) -> list:
     """The live figures a Live figure cell names ("the table and the rotation"): each part
     of the cell matched to the figure whose name and explore.md heading share most words."""
     figures = explorer_figures()
     found = []
     for part in re.split(r";|,| and (?=the |[A-Z])", re.sub(r"\([^)]*\)", "", _plain(text))):
-        words = _words(part)
+        words = plan._words(part)
         if not words:
             continue
-        scores = {name: len(words & (_words(heading) | {name})) for name, heading in figures.items()}
+        scores = {name: len(words & (plan._words(heading) | {name}))
+                  for name, heading in figures.items()}
         best = max(scores.values())
         winners = [name for name, score in scores.items() if score == best]
         if best == 0 or len(winners) > 1:
@@ -106,9 +102,10 @@ def deck(lecture: plan.Lecture, plan_name: str, count: int) -> str:
     out.append("\n".join(f"{n}. {_plain(s.sections)} ({s.minutes} min)"
                          for n, s in enumerate(lecture.slots, 1)) + "\n")
     start = 0
+    headings = explorer_figures()
     for n, slot in enumerate(lecture.slots, 1):
         tag = f"Slot {n} of {slots} ({slot.minutes} min"
-        titles = " · ".join(_title(c) for c in slot.chapters)
+        titles = " · ".join(dict.fromkeys(_title(c) for c in slot.chapters))
         out += [f"# {titles}", "", _plain(slot.sections), ""]
         note = [f"{tag}, minutes {start} to {start + slot.minutes} of {lecture.minutes}).",
                 f"Show: {_plain(slot.sections)}."]
@@ -119,32 +116,31 @@ def deck(lecture: plan.Lecture, plan_name: str, count: int) -> str:
         note += [f"{header}: {_plain(cell)}." for header, cell in slot.extra.items()]
         out.append(_notes(" ".join(note)))
         start += slot.minutes
-        polls = [(f"## Poll: {_title(c)}, question {q}\n\n"
-                  + _directive("chapter-poll", f"{c} {q}")
-                  + _notes(f"{tag}). Poll {_title(c)} question {q}: let the class vote, then "
-                           "show the answer (next key)."))
-                 for c, q in slot.polls]
-        if slot.polls_first:
-            out += polls
-        shown = set()
-        for chapter in slot.chapters:
-            for section in plan.sections(chapter):
-                if not section.core:
-                    continue
-                for index, (kind, value) in enumerate(items(chapter, section.title)):
-                    shown |= {value} if kind == "explorer" else set()
-                    out += [f"## {section.title}", "",
-                            _directive("chapter-part", chapter,
-                                       {"section": section.title, "item": index}),
-                            _notes(f"{tag}). {_title(chapter)}: {section.title}.")]
-        headings = explorer_figures()
+        shown, _ = plan.shown_sections(slot)
+        slides = [[] for _ in range(len(shown) + 1)]  # the slides of each section, then the end
+        figures = set()
+        for k, (chapter, section) in enumerate(shown):
+            for index, (kind, value) in enumerate(items(chapter, section.title)):
+                figures |= {value} if kind == "explorer" else set()
+                slides[k] += [f"## {section.title}", "",
+                              _directive("chapter-part", chapter,
+                                         {"section": section.title, "item": index}),
+                              _notes(f"{tag}). {_title(chapter)}: {section.title}.")]
         for name in plan_figures(slot.figure):
-            if name not in shown:
-                out += [f"## Live figure: {headings[name]}", "",
-                        _directive("posenc-explorer", name),
-                        _notes(f"{tag}). Live figure: {_plain(slot.figure)}.")]
-        if not slot.polls_first:
-            out += polls
+            if name not in figures:
+                slides[-1] += [f"## Live figure: {headings[name]}", "",
+                               _directive("posenc-explorer", name),
+                               _notes(f"{tag}). Live figure: {_plain(slot.figure)}.")]
+        polls = [[] for _ in slides]
+        for ref in slot.polls:
+            when = f" ({ref.when} {ref.what})" if ref.when else ""
+            polls[plan.place(ref, [s.title for _, s in shown])] += [
+                f"## Poll: {_title(ref.chapter)}, question {ref.number}", "",
+                _directive("chapter-poll", f"{ref.chapter} {ref.number}"),
+                _notes(f"{tag}). Poll{when}: {_title(ref.chapter)}, question {ref.number}. "
+                       "Let the class vote, then show the answer (next key).")]
+        for before, section in zip(polls, slides):  # the last: live figures, then the polls
+            out += (section + before) if before is polls[-1] else (before + section)
     return "\n".join(out) + "\n"
 
 

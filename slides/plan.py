@@ -33,21 +33,26 @@ LABEL = re.compile(r"^\(([^)\s]+)\)=\s*$")
 
 
 @dataclass
+class PollRef:
+    chapter: str
+    number: int
+    when: str = ""  #: "before" or "after" a part of the slot, or "" (at the slot's end)
+    what: str = ""  #: that part, in the plan's words ("a shift is a rotation")
+
+
+@dataclass
 class Slot:
     """One row of a lecture's table."""
 
     minutes: int
-    sections: str  #: the Sections cell, as written (MyST)
+    sections: str  #: the Sections (Show) cell, as written (MyST)
     chapters: list  #: the chapters it shows: every {doc} outside parentheses
     figure: str  #: the Live figure cell, as written
     poll: str  #: the Poll cell, as written
-    polls: list  #: [(chapter, question number)]
+    polls: list  #: [PollRef]
     extra: dict = field(default_factory=dict)  #: other columns: {header: cell}
-
-    @property
-    def polls_first(self) -> bool:
-        """The plan asks the poll before the slot's slides show its answer ("before ...")."""
-        return bool(re.search(r"\bbefore\b", self.poll, re.I))
+    #: [(chapter, [phrase, ...])]: what the Sections cell shows of each chapter
+    shows: list = field(default_factory=list)
 
 
 @dataclass
@@ -85,29 +90,117 @@ def _column(headers: list, *words: str):
 
 
 def _poll_refs(text: str) -> list:
-    """[(chapter, question)] of a Poll cell: "{doc}`formula`, questions 1 and 3; ..."."""
+    """[PollRef] of a Poll cell: "{doc}`formula`, question 1, after the list of symbols;
+    {doc}`formula`, question 3: ask it before "a shift is a rotation", which answers it"."""
     refs = []
     for match in re.finditer(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`([^{]*)", text):
-        numbers = re.findall(r"\d+", re.split(r"\(|\bbefore\b|\bafter\b", match.group(2))[0])
-        refs += [(match.group(1), int(n)) for n in numbers]
+        rest = match.group(2)
+        place = re.search(r"\b(before|after)\b\s*(.*)", rest)
+        numbers = re.findall(r"\d+", rest[:place.start()] if place else rest.split("(")[0])
+        when, what = (place.group(1), place.group(2)) if place else ("", "")
+        what = re.split(r",\s*which\b|;", what)[0].strip(" .,;:\"'“”")
+        refs += [PollRef(match.group(1), int(n), when, what) for n in numbers]
     return refs
 
 
+def _shows(text: str) -> list:
+    """[(chapter, [phrase])] of a Sections cell: "{doc}`loops`: the loop, line by line; checking
+    against the worked example. {doc}`vectorized`: ..." (what is in parentheses is left out)."""
+    text = re.sub(r"\$[^$]*\$", "", text)
+    while re.search(r"\([^()]*\)", text):
+        text = re.sub(r"\([^()]*\)", "", text)
+    # A chapter's part starts at "{doc}`name`:"; another {doc} inside it is a word of a phrase.
+    parts = re.split(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`\s*:", text)
+    if len(parts) == 1:  # no "{doc}`name`:": the chapters named, each whole
+        return [(chapter, []) for chapter in DOC.findall(text)]
+    found = []
+    for chapter, words in zip(parts[1::2], parts[2::2]):
+        words = DOC.sub(lambda m: m.group(1), words)
+        phrases = []
+        for phrase in re.split(r";|,|\.\s", words.lstrip(":")):
+            phrase = phrase.strip(" .,:;\"'“”")
+            if phrases and not re.search(r"[a-z]", " ".join(_words(phrase))):
+                phrases[-1] += f" {phrase}"  # "breaks 1, 3 and 4": the numbers go together
+            elif _words(phrase):
+                phrases.append(phrase)
+        found.append((chapter, phrases))
+    return found
+
+
+STOP = {"the", "a", "an", "and", "of", "to", "from", "with", "on", "in", "at", "by", "is", "it",
+        "its", "as", "or", "for", "this", "that", "be", "are", "s", "against", "why", "what", "how",
+        "where", "when", "which", "not", "no"}
+
+
+def _words(text: str) -> set:
+    """The words of a phrase or heading that say what it is about (plural s dropped)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w
+            for w in re.findall(r"[a-z]+|\d+", text.lower()) if w not in STOP}
+
+
+def _best(phrase: str, candidates: list):
+    """The candidate [(title, body)] whose title shares most words with phrase (then most
+    numbers, then the one whose body holds more of them), or None when no title shares a word
+    and no body holds half of them."""
+    words = _words(phrase)
+    numbers = {w for w in words if w.isdigit()}
+    scored = [(len((words - numbers) & _words(title)), len(numbers & _words(title)),
+               len(words & _words(body)) / len(words), index)
+              for index, (title, body) in enumerate(candidates)]
+    title, number, body, index = max(scored, key=lambda s: (s[0], s[1], s[2], -s[3]))
+    return index if title + number >= 1 or body >= 0.5 else None
+
+
+def shown_sections(slot: "Slot") -> tuple:
+    """([(chapter, Section)] that the slot's Sections cell names, in the chapters' order,
+    [phrases that name no core section]). A chapter named without phrases shows its whole
+    core."""
+    found, missing = [], []
+    for chapter, phrases in slot.shows:
+        core = [s for s in sections(chapter) if s.core]
+        if not phrases:
+            found += [(chapter, s) for s in core]
+            continue
+        bodies = [(s.title, "\n".join(t for _, t in s.parts if t)) for s in core]
+        picked = set()
+        for phrase in phrases:
+            index = _best(phrase, bodies)
+            if index is None:
+                missing.append(f"{chapter}: {phrase}")
+            else:
+                picked.add(index)
+        found += [(chapter, core[i]) for i in sorted(picked)]
+    return found, missing
+
+
+def place(ref: PollRef, titles: list) -> int:
+    """Where a poll goes among a slot's shown sections (their titles): the index of the
+    section it comes before; 0 ("before" what matches nothing shown: at the start) to
+    len(titles) (no place said, or "after" what matches nothing: at the end)."""
+    if not ref.when:
+        return len(titles)
+    words = _words(ref.what)
+    scores = [len(words & _words(t)) for t in titles]
+    if scores and max(scores) >= max(2, (len(words) + 1) // 2):
+        index = scores.index(max(scores))
+        return index if ref.when == "before" else index + 1
+    return 0 if ref.when == "before" else len(titles)
+
+
 def parse_slot(headers: list, cells: list) -> Slot:
-    get = {}
-    for key, words in {"time": ("time", "min"), "sections": ("section", "show"),
-                       "figure": ("figure",), "poll": ("poll",)}.items():
-        index = _column(headers, *words)
-        get[key] = cells[index] if index is not None and index < len(cells) else ""
-    minutes = re.match(r"\s*(\d+)\s*min", get["time"])
+    columns = {"time": ("time", "min"), "sections": ("section", "show"), "figure": ("figure",),
+               "poll": ("poll",)}
+    index = {key: _column(headers, *words) for key, words in columns.items()}
+    get = {key: cells[i] if i is not None and i < len(cells) else "" for key, i in index.items()}
+    minutes = re.match(r"\s*(\d+)\s*(min\w*)?\s*$", get["time"])
     if not minutes:
-        raise ValueError(f"teaching.md: a slot's time must read 'N min', found {get['time']!r}")
-    used = {_column(headers, *w) for w in (("time", "min"), ("section", "show"), ("figure",),
-                                            ("poll",))}
+        raise ValueError(f"teaching.md: a slot's time must read 'N' or 'N min', found "
+                         f"{get['time']!r}")
+    used = set(index.values())
     extra = {h: c for i, (h, c) in enumerate(zip(headers, cells)) if i not in used and c}
-    outside = re.sub(r"\([^()]*\)", "", get["sections"])
-    return Slot(int(minutes.group(1)), get["sections"], DOC.findall(outside), get["figure"],
-                get["poll"], _poll_refs(get["poll"]), extra)
+    shows = _shows(get["sections"])
+    return Slot(int(minutes.group(1)), get["sections"], [c for c, _ in shows], get["figure"],
+                get["poll"], _poll_refs(get["poll"]), extra, shows)
 
 
 def lectures(teaching: Path = BOOK / "teaching.md", plan: str = "Two lectures") -> list:

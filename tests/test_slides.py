@@ -196,12 +196,14 @@ def test_notes_give_each_slot_its_minutes(deck):
 
 
 def test_plan_and_polls_parse():
-    """The parsers of slides/plan.py read every slot's chapters and the polls it names."""
+    """The parsers of slides/plan.py find what every slot shows, and the polls it names."""
     for lecture in LECTURES:
         for slot in lecture.slots:
             assert slot.chapters and slot.minutes > 0
-            for chapter, number in slot.polls:
-                poll = plan.polls(chapter)[number]
+            shown, missing = plan.shown_sections(slot)
+            assert shown and not missing, f"phrases of teaching.md that name no core section: {missing}"
+            for ref in slot.polls:
+                poll = plan.polls(ref.chapter)[ref.number]
                 assert poll.stem and poll.answer
                 if poll.options:
                     assert poll.right in dict(poll.options)
