@@ -5,10 +5,10 @@
 1. Reads the two-lecture plan's tables (and the four-lecture plan's, when it has tables) with
    slides/plan.py and writes one MyST source per lecture into <OUTPUT>/../.slides/src: a title
    slide, then for each slot (a row of the table) a slide with the slot's sections and speaker
-   notes giving its minutes, a slide per equation, code cell or live figure of the core sections
-   of the slot's chapters (by reference: directives of slides/_ext/chapter_parts.py that read the
-   notebooks while Sphinx builds), the plan's live figures not shown yet, and a slide per poll
-   (asked first when the plan's Poll cell says "before").
+   notes giving its minutes, a slide per equation, code cell or live figure of the core
+   sections the slot names (by reference: directives of slides/_ext/chapter_parts.py that read
+   the notebooks while Sphinx builds), the plan's live figures not shown yet, and a slide per
+   poll, where the Poll cell places it (slides/README.md).
 2. Runs Sphinx's revealjs builder (sphinx-revealjs) with slides/conf.py, warnings as errors,
    into OUTPUT, and prints the decks' paths (unless --quiet: `make slides` prints them).
 

@@ -5,8 +5,10 @@ and the directives of slides/_ext/chapter_parts.py call them while Sphinx reads 
 
 - :func:`lectures` parses the two-lecture plan (or the four-lecture one, where it has tables):
   each lecture's heading ``**Lecture N: title.**`` and the table under it, one row per slot, with
-  the columns Time (``15 min``), Sections, Live figure and Poll, found by their headers (extra
-  columns, e.g. what to skip, are kept and go into the speaker notes).
+  the columns Time or Minutes (``15`` or ``15 min``), Sections or Show, Live figure and Poll,
+  found by their headers (other columns, e.g. Skip, are kept and go into the speaker notes);
+  :func:`shown_sections` finds the sections a slot's Sections cell names, :func:`place` where a
+  poll goes among them.
 - :func:`sections` splits a chapter notebook into its level-2 sections and says which are core.
 - :func:`polls` parses a chapter's final "Check your understanding" cell (the format of
   helpers' COMMON.md: numbered questions, options ``- **A.** ...``, a folded ``Answers``
@@ -128,8 +130,8 @@ def _shows(text: str) -> list:
 
 
 STOP = {"the", "a", "an", "and", "of", "to", "from", "with", "on", "in", "at", "by", "is", "it",
-        "its", "as", "or", "for", "this", "that", "be", "are", "s", "against", "why", "what", "how",
-        "where", "when", "which", "not", "no"}
+        "its", "as", "or", "for", "this", "that", "be", "are", "s", "against", "why", "what",
+        "how", "where", "when", "which", "not", "no"}
 
 
 def _words(text: str) -> set:

@@ -56,15 +56,18 @@ WALK = """async () => {
       record.answerHidden = !answer.classList.contains("visible");
       Reveal.nextFragment();
       const now = Reveal.getIndices();
-      record.answerShown = answer.classList.contains("visible") && now.h === at.h && now.v === at.v;
+      record.answerShown = answer.classList.contains("visible")
+        && now.h === at.h && now.v === at.v;
     }
     seen.push(record);
   }
   return seen;
 }"""
 
-FINGERPRINT = """el => [...Array.from(el.querySelectorAll(".pe-live canvas"), c => c.toDataURL()),
-                      ...Array.from(el.querySelectorAll(".pe-live svg"), s => s.innerHTML)].join("|")"""
+#: What a live figure shows: its canvases' pixels and its SVG drawings (as tests/test_explore.py).
+FINGERPRINT = """el => [
+    ...Array.from(el.querySelectorAll(".pe-live canvas"), c => c.toDataURL()),
+    ...Array.from(el.querySelectorAll(".pe-live svg"), s => s.innerHTML)].join("|")"""
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +162,7 @@ def test_every_slide_renders(deck):
         if s["figures"] != s["live"]:
             problems.append(f"{where}: a live figure did not start")
         if s["scroll"] > SLIDE_HEIGHT:
-            problems.append(f"{where}: {s['scroll']} px tall, more than the slide's {SLIDE_HEIGHT}")
+            problems.append(f"{where}: {s['scroll']} px tall, taller than the slide")
     assert not problems, "\n".join(problems)
     assert len(deck["slides"]) >= 10
 
@@ -201,9 +204,20 @@ def test_plan_and_polls_parse():
         for slot in lecture.slots:
             assert slot.chapters and slot.minutes > 0
             shown, missing = plan.shown_sections(slot)
-            assert shown and not missing, f"phrases of teaching.md that name no core section: {missing}"
+            assert shown and not missing, f"parts of teaching.md naming no core section: {missing}"
             for ref in slot.polls:
                 poll = plan.polls(ref.chapter)[ref.number]
                 assert poll.stem and poll.answer
                 if poll.options:
                     assert poll.right in dict(poll.options)
+
+
+def test_print_view_gives_every_slide_a_page(deck, tab):
+    """reveal.js's print view (?print-pdf, slides/README.md) lays the deck out as pages to
+    print: a page per slide, and a second one for each poll, with its answer."""
+    polls = sum(1 for s in deck["slides"] if s["poll"])
+    tab.goto((SLIDES / f"{deck['name']}.html").as_uri() + "?print-pdf")
+    tab.wait_for_function("window.Reveal && Reveal.isReady() && Reveal.isPrintView()")
+    # reveal.js lays the pages out once the deck is ready
+    tab.wait_for_function(f"document.querySelectorAll('.pdf-page').length "
+                          f">= {len(deck['slides']) + polls}", timeout=15_000)
