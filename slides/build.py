@@ -1,6 +1,6 @@
 """Build the lecture decks: one reveal.js deck per lecture of book/teaching.md's plans.
 
-    python slides/build.py [--quiet] [OUTPUT]     (default OUTPUT: _build/slides)
+    python slides/build.py [--quiet] [--work DIR] [OUTPUT]     (default OUTPUT: _build/slides)
 
 1. Reads the two-lecture plan's tables (and the four-lecture plan's, when it has tables) with
    slides/plan.py and writes one MyST source per lecture into <OUTPUT>/../.slides/src: a title
@@ -168,16 +168,23 @@ def write_sources(src: Path) -> list:
 
 
 def main(argv=None):
+    import argparse
+
     from sphinx.cmd.build import build_main
 
-    argv = sys.argv[1:] if argv is None else argv
-    paths = [a for a in argv if not a.startswith("--")]
-    output = Path(paths[0] if paths else "_build/slides").resolve()
-    work = output.parent / ".slides"
+    parser = argparse.ArgumentParser(description="Build the lecture decks (slides/README.md).")
+    parser.add_argument("output", nargs="?", default="_build/slides", type=Path,
+                        help="the decks' folder (default: _build/slides)")
+    parser.add_argument("--work", type=Path, help="the decks' sources and Sphinx's saved state "
+                        "(default: .slides beside OUTPUT)")
+    parser.add_argument("--quiet", action="store_true", help="do not print the decks' paths")
+    args = parser.parse_args(argv)
+    output = args.output.resolve()
+    work = (args.work or output.parent / ".slides").resolve()
     names = write_sources(work / "src")
     status = build_main(["-b", "revealjs", "-c", str(HERE), "-d", str(work / "doctrees"),
                          "-W", "-n", "--keep-going", "-q", str(work / "src"), str(output)])
-    if status == 0 and "--quiet" not in argv:
+    if status == 0 and not args.quiet:
         for name in names:
             print(output / f"{name}.html")
     return status
