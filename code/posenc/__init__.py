@@ -9,6 +9,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`rope`: rotary position embedding (Su et al. 2021) of queries or keys.
 - :func:`rope_frequencies`: RoPE's frequencies, stretched for longer contexts (linear,
   dynamic NTK, YaRN, Llama 3) as Hugging Face ``transformers`` does (``posenc.rope_scaling``).
+- :func:`rope_config`: a ``transformers`` model's config (``PretrainedConfig`` or
+  ``config.json``) read into the arguments of :func:`rope_frequencies`.
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
 - :func:`positional_encoding_2d`, :func:`rope_2d`: positions on a 2-D grid of image patches
   (``posenc.two_d``: MAE's 2-D sine-cosine encoding, axial 2-D RoPE).
@@ -34,7 +36,7 @@ from .encoding import (
     shift_matrix,
 )
 from .relative import alibi_bias, alibi_slopes, rope
-from .rope_scaling import rope_frequencies
+from .rope_scaling import rope_config, rope_frequencies
 from .two_d import positional_encoding_2d, rope_2d
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "positional_encoding_loop",
     "rope",
     "rope_2d",
+    "rope_config",
     "rope_frequencies",
     "shift_matrix",
 ]
