@@ -101,11 +101,12 @@ def angle_error(position: int, dtype) -> tuple[float, float]:
 
 
 def test_cos_sin_exact_to_float32_far_out():
-    # posenc: one float32 rounding (<= 2**-25 = 3.0e-8); transformers' float32 angles: far more.
-    report = {}
+    """posenc: one float32 rounding (<= 2**-25 = 3.0e-8); transformers' float32 angles: far
+    more. Measured (Llama 3.1's head, 64 positions up to pos): at 2**15 2.3e-3, at 2**17
+    9.0e-3, at 2**20 7.5e-2 for transformers, 3.0e-8 for posenc; in bfloat16 both round
+    the float32 values, posenc's to within 2.0e-3, transformers' 3.5e-3 and 9.2e-3."""
     for position in (2**15, 2**17, 2**20):
         ours, theirs = angle_error(position, torch.float32)
-        report[position] = (ours, theirs)
         assert ours <= 2**-25
         assert theirs > 100 * ours
     ours, theirs = angle_error(2**17, torch.bfloat16)
@@ -131,8 +132,14 @@ def test_logits_closer_to_float64_at_32k_positions():
 
 def test_dynamic_is_stateless_where_transformers_keeps_the_longest():
     """transformers#25104: transformers' dynamic module keeps the base of the longest sequence
-    seen until one shorter than max_position_embeddings resets it."""
+    seen until one shorter than max_position_embeddings resets it. Measured here (weights x4,
+    so that attention is sharp): a 132-token run after a 260-token one moves the logits by
+    8.45 (largest logit 6.37) from the same run on a fresh model; posenc's stays within 2e-5
+    of the fresh one (float32 rounding) and is the same before and after."""
     model = tiny_model("llama", "dynamic")
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(4.0)
     long_ids = torch.randint(0, 48, (1, 2 * TRAINED + 4), generator=torch.Generator().manual_seed(3))
     short_ids = long_ids[:, : TRAINED + 4]  # past the trained length: no reset
     with torch.no_grad():
@@ -143,9 +150,9 @@ def test_dynamic_is_stateless_where_transformers_keeps_the_longest():
         ours_fresh = model(short_ids).logits
         model(long_ids)
         ours_after_long = model(short_ids).logits
-    assert (after_long - fresh).abs().max() > 1e-5  # transformers: the long run changed it
+    assert (after_long - fresh).abs().max() > 1.0  # transformers: the long run changed it
     assert torch.equal(ours_after_long, ours_fresh)  # posenc: the length of each call
-    torch.testing.assert_close(ours_fresh, fresh, rtol=0, atol=1e-5)
+    torch.testing.assert_close(ours_fresh, fresh, rtol=0, atol=1e-4)
 
 
 @pytest.mark.parametrize("bad, error", [
