@@ -13,13 +13,17 @@ The package behind the course "Positional Encoding, from Sines to Layers".
   ``config.json``) read into the arguments of :func:`rope_frequencies`.
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
 - :func:`positional_encoding_2d`, :func:`rope_2d`: positions on a 2-D grid of image patches
-  (``posenc.two_d``: MAE's 2-D sine-cosine encoding, axial 2-D RoPE).
+  (``posenc.two_d``: MAE's 2-D sine-cosine encoding, also in MAE's own order with
+  ``layout="mae"``; axial 2-D RoPE, in RoPE-ViT's half order with ``first="columns"``).
 - ``posenc.attention``: softmax, causal mask, scaled dot-product attention and the four
   terms of a score with added positions (NumPy).
-- ``posenc.reference``: correct reference forms the book compares with (the textbook
-  vectorized encoding, the buffered PyTorch module), not what the package ships.
+- ``posenc.reference``: correct forms the book compares the package's own choices with (the
+  textbook vectorized encoding, MAE's 2-D table as MAE's code writes it, the buffered PyTorch
+  module).
 - ``posenc.foils``: naive or wrong versions of popular sources the course compares with.
-- ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
+- ``posenc.pytorch``: ``torch.nn.Module`` versions (sinusoidal, learned, RoPE, ALiBi) and
+  ``HFRotaryEmbedding``, a drop-in rotary embedding for ``transformers`` models (imports
+  PyTorch).
 - ``posenc.tensorflow``: Keras 3 layers (sinusoidal, RoPE, ALiBi) for any Keras backend
   (imports Keras; TensorFlow only when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).
