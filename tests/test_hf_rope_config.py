@@ -136,3 +136,11 @@ def test_seq_len_past_float_range_is_a_clear_error():
     scaling = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16}
     with pytest.raises(ValueError, match="seq_len must be <= 2"):
         posenc.rope_frequencies(8, scaling=scaling, seq_len=10**400)
+
+
+def test_the_pytorch_module_takes_the_same_keys():
+    from posenc.pytorch import RotaryEmbedding
+
+    read = posenc.rope_config(READ[0]["config"])  # Llama 3.1
+    module = RotaryEmbedding(**read, layout="half", max_len=8)
+    np.testing.assert_array_equal(module._frequencies, frequencies(read, 0)[0])

@@ -311,10 +311,12 @@ def rope_config(config) -> dict:
     the same way, and returns ``{"head_dim": ..., "base": ..., "scaling": ...}`` such that
     ``rope_frequencies(d["head_dim"], base=d["base"], scaling=d["scaling"], seq_len=n)``
     gives the model's inverse frequencies (``inv_freq``) and attention factor
-    (``attention_scaling``) at sequence length ``n``. :class:`posenc.pytorch.RotaryEmbedding`
-    and :class:`posenc.tensorflow.RotaryEmbedding` take the same keys (with
-    ``layout="half"``: ``transformers`` pairs coordinate ``i`` with ``i + head_dim / 2``,
-    where RoFormer's paper pairs ``2i`` with ``2i + 1``);
+    (``attention_scaling``) at sequence length ``n``. The modules take the same keys, with
+    ``layout="half"`` (``transformers`` pairs coordinate ``i`` with ``i + head_dim / 2``,
+    where RoFormer's paper pairs ``2i`` with ``2i + 1``):
+    ``posenc.pytorch.RotaryEmbedding(**d, layout="half")``, and the Keras layer
+    ``posenc.tensorflow.RotaryEmbedding(base=d["base"], scaling=d["scaling"],
+    layout="half")`` (which reads ``head_dim`` from its input);
     :class:`posenc.pytorch.HFRotaryEmbedding` does all of it from the config.
 
     What is read, from the config's attributes (a ``PretrainedConfig``, duck-typed: this
