@@ -348,12 +348,12 @@ def rope_config(config) -> dict:
     - lengths as integers; integral floats such as ``8192.0`` are accepted. Keys a type
       does not use are ignored, as ``transformers`` ignores them (it logs a warning).
 
-    Where ``transformers`` 4 and 5 differ, this follows 5: e.g. ``transformers`` 4.4x
-    replaced YaRN's ``factor`` by ``max_position_embeddings /
-    original_max_position_embeddings`` whenever the section had
-    ``original_max_position_embeddings`` (so Qwen2.5's model-card snippet, with both lengths
-    32768, ran unscaled), where 5 keeps the written ``factor``; and 4 read
-    ``original_max_position_embeddings`` for YaRN's ramp from the section only.
+    Where ``transformers`` 4 and 5 differ, this follows 5. The difference that changes the
+    frequencies: ``transformers`` 4.4x replaced YaRN's ``factor`` by
+    ``max_position_embeddings / original_max_position_embeddings`` whenever the section had
+    ``original_max_position_embeddings`` (so Qwen2.5's model-card snippet, both lengths
+    32768, ran unscaled there, with attention factor 1), where 5 keeps the written
+    ``factor`` and uses the ratio only when ``factor`` is ``null``.
 
     Args:
         config: a ``transformers.PretrainedConfig`` (anything with its attributes) or a
