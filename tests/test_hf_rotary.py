@@ -115,6 +115,8 @@ def test_cos_sin_exact_to_float32_far_out():
 
 
 def test_logits_closer_to_float64_at_32k_positions():
+    """Measured (weights x4, 32 tokens at positions 32768 to 32799): posenc's float32 logits
+    within 4.3e-6 of the float64 model's, transformers' 2.4e-3 (largest logit 6.9)."""
     model = tiny_model("llama", "default", seed=1)
     with torch.no_grad():
         for parameter in model.parameters():

@@ -37,8 +37,8 @@ class HFRotaryEmbedding(nn.Module):
     What differs from ``transformers``' module:
 
     - Precision: ``transformers`` computes each angle ``pos * inv_freq`` in float32, so its
-      cosines and sines are off by up to ``pos * 2**-24`` radians (about 2.7e-3 at position
-      32k, 1.1e-2 at 131k). Here the angles are computed in float64 from the float64
+      cosines and sines are off by up to about ``pos * 2**-24`` (measured on Llama 3.1's
+      head, the 64 positions below: 2.3e-3 at 32k, 9.0e-3 at 131k, 7.5e-2 at ``2**20``). Here the angles are computed in float64 from the float64
       frequencies of :func:`posenc.rope_frequencies` and each cosine and sine is rounded once
       to float32 (float64 for float64 ``x``): exact to float32 at any position up to ``2**20``
       and far beyond. For float16 and bfloat16 ``x`` the float32 values are rounded to
