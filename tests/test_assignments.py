@@ -41,7 +41,7 @@ import nbformat
 import pytest
 import yaml
 
-from assignment_answers import SHARED, WRONG_ANSWERS, partner
+from assignment_answers import PARTIAL, SHARED, WRONG_ANSWERS, partner
 from reuse import digest, keep, kept, reused
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,10 +326,12 @@ WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.item
 @pytest.mark.parametrize(("name", "label", "questions"), WRONG,
                          ids=[f"{n}: {label}" for n, label, _ in WRONG])
 def test_wrong_answer_loses_its_points_only(assignments, name, label, questions):
-    """A wrong answer loses its questions' points and only those; a differently correct one none."""
+    """A wrong answer loses its questions' points and only those (a partly right one, PARTIAL, keeps
+    part of them); a differently correct one loses none."""
     scores = assignments[name].scores[label]
-    for question in questions:
-        assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
+    for question in questions:  # all its points, or those a partly right answer keeps (PARTIAL)
+        kept = PARTIAL.get(name, {}).get(label, {}).get(question, 0)
+        assert scores[question][0] == kept, f"{label} kept {scores[question][0]} points of {question}, not {kept}"
     mate = partner(name, label)  # graded in the same submission: its questions are its own
     theirs = _questions(next(lost for other, lost, _ in WRONG_ANSWERS[name] if other == mate)) if mate else ()
     others = {q: s[2] for q, s in scores.items() if q not in (*questions, *theirs) and s[0] != s[1]}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 import nbformat
@@ -32,11 +32,9 @@ MASTER = HERE / "debug-the-module.ipynb"
 TOLERANCE = 1e-6  # the same everywhere: outputs, and question 7's comparison with the formula
 
 
-@dataclass(frozen=True)
-class Bug:
-    code: str      # the body of the slot's method, with the bug
-    symptom: str   # what a user sees (markdown; {base} and {d} filled in), never the cause
-    title: str     # the question's heading
+# A bug: the body of its slot's method, what a user sees (markdown, never the cause), and the
+# heading of its question.
+Bug = namedtuple("Bug", "code symptom title")
 
 
 # The right body of each slot's method (self.base is the specification's base).
@@ -285,6 +283,13 @@ def agree(a, b):
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-6))
     return type(a) is type(b) and a == b
+
+
+def values(observation):
+    """An observation without the dtype of its output (question parts that look at values only)."""
+    if isinstance(observation, tuple) and len(observation) == 2 and isinstance(observation[0], str):
+        return observation[1]
+    return observation
 
 
 def built(source, name="PositionalEncoding"):
@@ -564,14 +569,17 @@ def test_{name}_symptom_gone({fix}):
 {observe_src}
 {agree_src}
 {helper(built)}
+{helper(values)}
     # The module as handed out with question {number}'s bug fixed, built here (never in the notebook's kernel).
     reference = {reference!r}
 {run}    base, symptom = {base!r}, {symptom_cases!r}
-    expected, specified, seen = observe(built(reference), base), observe(None, base), run(observe, base)
-    wrong = [case for case in symptom if not agree(seen[case], expected[case])]
-    assert not wrong, f"{fix} does not remove question {number}'s symptom in: {{', '.join(wrong)}}"
-    assert not all(agree(seen[case], specified[case]) for case in specified), (
-        f"{fix} follows the whole specification: it fixed every bug, not question {number}'s only")
+    expected, seen = observe(built(reference), base), run(observe, base)
+    kept = [case for case in symptom if not agree(values(seen[case]), values(expected[case]))]
+    assert not kept, f"{fix} does not remove question {number}'s symptom in: {{', '.join(kept)}}"
+    changed = [case for case in expected if case not in symptom and not agree(values(seen[case]), values(expected[case]))]
+    assert not changed, (
+        f"{fix} also changes: {{', '.join(changed)}}, where question {number}'s bug does not show (the other "
+        "questions' symptoms must stay)")
 test_{name}_symptom_gone({fix})  # IGNORE'''
     hidden_b = f'''# HIDDEN
 def test_{name}_only_that_bug({fix}):
@@ -595,7 +603,8 @@ test_{name}_only_that_bug({fix})  # IGNORE'''
 {textwrap.indent(method, "    ")}    # END SOLUTION'''
     text = (f"## Question {number}: {POOL[slot][bug].title} (2 points)\n\n{symptom_text(slot, bug, base)}\n\n"
             f"Write `{fix}`: the handed-out module with this bug fixed and no other (1 point when the "
-            "symptom is gone while the other bugs stay, 1 more when nothing else changed).")
+            "symptom is gone and the other bugs stay, on the sizes of the public test; 1 more when "
+            "nothing else changes, dtypes included, at other sizes too).")
     return [raw(f"# BEGIN QUESTION\nname: {name}\npoints: [0, 1, 1]"), markdown(text), raw("# BEGIN SOLUTION"),
             code(answer), raw("# END SOLUTION"), raw("# BEGIN TESTS"), code(public), code(hidden_a),
             code(hidden_b), raw("# END TESTS"), raw("# END QUESTION")]
