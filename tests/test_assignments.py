@@ -7,10 +7,11 @@ What an instructor relies on, checked on every master:
   master's solutions score full marks;
 - the checks discriminate: each realistic wrong answer of tests/assignment_answers.py (1-based positions, ``j``
   instead of ``2i``, the concatenated layout, a crash on odd widths, float32 angles,
-  sequence-first slicing, each planted bug of debug-the-module re-broken, an experiment
-  whose seed is ignored, that tests at the training length, measures the wrong encoding or
-  drops ``base``, ...) loses the points of its question and only those (or of the later
-  questions that measure with a broken ``run_experiment``, when it says so);
+  sequence-first slicing, a fix of debug-the-module that keeps its symptom or fixes more, the
+  book's module copied as the fixes, an experiment whose seed is ignored, that tests at the
+  training length, measures the wrong encoding or drops ``base``, ...) loses the points of its
+  question and only those (or of the later questions that measure with a broken
+  ``run_experiment``, when it says so), a partly right one (PARTIAL) part of them;
 - a student function that raises fails its question while the others are still graded;
 - a renamed or half-done notebook gets a clear message, not a traceback from inside otter.
 
