@@ -340,3 +340,6 @@ def test_debug_the_module_pool_of_bugs():
     assert len(set(symptoms)) >= len(symptoms) - 1  # two float32 bugs share one, never drawn together
     draws = [variant.draw(np.random.default_rng(seed)) for seed in (1, 1, 2)]
     assert draws[0] == draws[1] and draws[0] != draws[2]
+    bugs, base, names = draws[2]
+    assert sum(variant.PUBLIC.get(slot) == bug for slot, bug in bugs.items()) <= 2 and base != variant.PUBLIC_BASE
+    assert not set(names.values()) & set(variant.PUBLIC_NAMES.values())

@@ -14,13 +14,15 @@ must be gone, and every other bug must still be there, so that a module copied f
     python assignments/debug-the-module/variant.py      # rewrites the public master (PUBLIC)
 
 ``make variant SEED=...`` (tools/variant.py) calls ``make_variant(master, rng)``: another set of
-bugs (one per slot, six slots of seven, in another order), another ``base``, and question 7's
-hidden modules written for that base.
+bugs (one per slot, six slots of seven, in another order, at most two of the public ones),
+another ``base`` (question 7's modules are written for it), and other names for the module's
+methods and attributes, so that the public answers do not drop into a variant unread.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from collections import namedtuple
 from pathlib import Path
@@ -198,8 +200,30 @@ PUBLIC = {"window": "seq_first", "angles": "float32_angles", "positions": "from_
 PUBLIC_BASE = 10000.0
 
 
-def module_source(bugs: dict, base: float, name: str = "PositionalEncoding") -> str:
+# The names of the methods and attributes: the public ones first; a variant draws others, so
+# that the public answers do not drop into a variant's module unread.
+NAMES = {"positions": ["positions", "position_column", "pos_index"],
+         "frequencies": ["frequencies", "omegas", "angular_frequencies"],
+         "angles": ["angles", "phases", "arguments"], "layout": ["layout", "encode", "sinusoids"],
+         "keep_table": ["keep_table", "store", "save_table"], "window": ["window", "rows_for", "slice_for"],
+         "drop": ["drop", "regularize", "apply_dropout"], "pe": ["pe", "table", "encoding"],
+         "p": ["p", "rate", "dropout_p"]}
+PUBLIC_NAMES = {key: names[0] for key, names in NAMES.items()}
+
+
+def rename(code: str, names: dict) -> str:
+    """code with the public names of methods and attributes replaced by names."""
+    for key in ("pe", "p", *SLOTS):
+        if names[key] != key:
+            code = re.sub(rf"(?<=self\.){key}\b", names[key], code)
+            code = re.sub(rf'(?<=register_buffer\("){key}(?=")', names[key], code)
+            code = re.sub(rf"^(\s*def ){key}\b", rf"\g<1>{names[key]}", code, flags=re.M)
+    return code
+
+
+def module_source(bugs: dict, base: float, names: dict = PUBLIC_NAMES) -> str:
     """The module's source with the bugs {slot: bug name} planted, the other slots right."""
+    name = "PositionalEncoding"
     lines = [
         f"class {name}(nn.Module):",
         '    """Adds the sinusoidal positional encoding to a batch of embeddings.',
@@ -223,12 +247,12 @@ def module_source(bugs: dict, base: float, name: str = "PositionalEncoding") -> 
         lines += ["", f"    def {signature}:", f'        """{doc}"""', textwrap.indent(code, " " * 8)]
     lines += ["", "    def forward(self, x, offset=0):",
               "        return self.drop(x + self.window(x, offset).to(x.dtype))"]
-    return "\n".join(lines) + "\n"
+    return rename("\n".join(lines) + "\n", names)
 
 
-def fix_source(slot: str) -> str:
+def fix_source(slot: str, names: dict = PUBLIC_NAMES) -> str:
     signature, doc = SIGNATURES[slot]
-    return f'def {signature}:\n    """{doc}"""\n' + textwrap.indent(FIXES[slot], "    ") + "\n"
+    return rename(f'def {signature}:\n    """{doc}"""\n' + textwrap.indent(FIXES[slot], "    ") + "\n", names)
 
 
 # The notebook.
@@ -308,9 +332,9 @@ Run the next cell first."""
 
 
 def fix_question(number: int, slot: str, bug: str, bugs: dict, base: float, symptom_cases: list,
-                 own_code: str) -> list:
+                 own_code: str, names: dict) -> list:
     name, fix = f"q{number}", f"Fix{number}"
-    reference = module_source({s: b for s, b in bugs.items() if s != slot}, base)
+    reference = module_source({s: b for s, b in bugs.items() if s != slot}, base, names)
     observe_src, agree_src = helper(observe), helper(agree)
     run = (f'    run = getattr({fix}, "run_in_kernel", None) or (lambda check, *args: check({fix}, *args))\n')
     public = f'''def test_{name}_fix({fix}, PositionalEncoding):
@@ -371,7 +395,7 @@ def test_{name}_only_that_bug({fix}):
         f"{fix} is not the handed-out module with question {number}'s bug fixed and nothing else: it differs in "
         f"{{', '.join(wrong)}}")
 test_{name}_only_that_bug({fix})  # IGNORE'''
-    method = fix_source(slot)
+    method = fix_source(slot, names)
     answer = f'''class {fix}(PositionalEncoding):
     """The module as handed out, with question {number}'s bug fixed and no other."""
 
@@ -409,9 +433,9 @@ CHECK_SOLUTION = '''def follows_positions_spec(module_class):
     # END SOLUTION'''
 
 
-def check_question(number: int, bugs: dict, base: float) -> list:
+def check_question(number: int, bugs: dict, base: float, names: dict) -> list:
     name = f"q{number}"
-    handed_out = module_source(bugs, base) + "\n\nModule = PositionalEncoding\n"
+    handed_out = module_source(bugs, base, names) + "\n\nModule = PositionalEncoding\n"
     public = {"the module as handed out": (handed_out, False),
               "a module that adds nothing": (ADDS_NOTHING.strip("\n") + "\n", False),
               **{d: (q7_source(Q7_MODULES[d][1], base), True) for d in Q7_PUBLIC}}
@@ -465,36 +489,36 @@ sentence of the batch, at `offset=0` and at other offsets, for any `d_model` (od
             raw("# END TESTS"), raw("# END QUESTION")]
 
 
-def symptoms(bugs: dict, base: float) -> dict:
+def symptoms(bugs: dict, base: float, names: dict) -> dict:
     """{slot: the cases of observe where the handed-out module and the one with that slot's bug fixed
     differ}; each must differ somewhere, and no fix alone may give a correct module."""
-    handed_out = observe(built(module_source(bugs, base)), base)
+    handed_out = observe(built(module_source(bugs, base, names)), base)
     specified = observe(None, base)
     found = {}
     for slot in bugs:
-        fixed = observe(built(module_source({s: b for s, b in bugs.items() if s != slot}, base)), base)
+        fixed = observe(built(module_source({s: b for s, b in bugs.items() if s != slot}, base, names)), base)
         found[slot] = [case for case in fixed if not agree(fixed[case], handed_out[case])]
         if not found[slot] or all(agree(fixed[case], specified[case]) for case in specified):
             raise ValueError(f"{bugs[slot]} does not show alone, or its fix leaves no bug")
     return found
 
 
-def build(master, bugs: dict, base: float):
+def build(master, bugs: dict, base: float, names: dict = PUBLIC_NAMES):
     """The master notebook for these bugs ({slot: bug}, in the order of the questions) and base:
     the given master's first cells (Colab, configuration, Otter, imports) and the rest made here."""
     keep = [c for c in master.cells[:5]]
     assert keep[1].source.startswith("# ASSIGNMENT CONFIG") and "otter.Notebook" in keep[3].source
-    cases = symptoms(bugs, base)
+    cases = symptoms(bugs, base, names)
     own_code = own_code_source(master)
     cells = [keep[0], keep[1], markdown(intro(len(bugs), base)), keep[3], keep[4],
              markdown("## The module as handed out\n\nRead it, run it, and do not edit it: every answer "
                       "below is a subclass of it."),
-             code(module_source(bugs, base)),
+             code(module_source(bugs, base, names)),
              code("# Try it: a batch of 2 sentences of 3 tokens, d_model = 4 (all-zero embeddings show the encoding).\n"
                   "PositionalEncoding(4).eval()(torch.zeros(2, 3, 4))")]
     for number, (slot, bug) in enumerate(bugs.items(), start=1):
-        cells += fix_question(number, slot, bug, bugs, base, cases[slot], own_code)
-    cells += check_question(len(bugs) + 1, bugs, base)
+        cells += fix_question(number, slot, bug, bugs, base, cases[slot], own_code, names)
+    cells += check_question(len(bugs) + 1, bugs, base, names)
     cells += [markdown("## Check everything\n\nThe cell below runs the public tests of every question, the same as the "
                        "`grader.check` cells above. The instructor's autograder runs them too, and hidden tests "
                        "that check more (the module with each bug fixed, compared with yours; more modules for "
@@ -510,21 +534,26 @@ def build(master, bugs: dict, base: float):
     return out
 
 
-def draw(rng) -> tuple[dict, float]:
-    """A private draw: six slots of seven in a random order, one bug of each, and a base."""
+def draw(rng) -> tuple[dict, float, dict]:
+    """A private draw: six slots of seven in a random order, one bug of each (at most two of the
+    public notebook's), a base, and other names for the methods and attributes."""
     while True:
         slots = [SLOTS[i] for i in rng.permutation(len(SLOTS))[:6]]
         bugs = {slot: sorted(POOL[slot])[rng.integers(len(POOL[slot]))] for slot in slots}
-        if not any(conflict <= set(bugs.values()) for conflict in CONFLICTS):
-            return bugs, float(rng.choice([100.0, 500.0, 1000.0, 2000.0, 5000.0, 20000.0, 50000.0]))
+        public = sum(PUBLIC.get(slot) == bug for slot, bug in bugs.items())
+        if public <= 2 and not any(conflict <= set(bugs.values()) for conflict in CONFLICTS):
+            break
+    base = float(rng.choice([100.0, 500.0, 1000.0, 2000.0, 5000.0, 20000.0, 50000.0]))
+    names = {key: choices[1 + rng.integers(len(choices) - 1)] for key, choices in NAMES.items()}
+    return bugs, base, names
 
 
 def make_variant(master, rng):
-    """The variant master notebook (see tools/variant.py): another draw of bugs and base."""
+    """The variant master notebook (see tools/variant.py): another draw of bugs, base and names."""
     while True:
-        bugs, base = draw(rng)
+        bugs, base, names = draw(rng)
         try:
-            return build(master, bugs, base)
+            return build(master, bugs, base, names)
         except ValueError:  # a draw where a bug hides behind another: draw again
             continue
 
