@@ -114,3 +114,11 @@ def _notebook(tmp_path: Path, *markdown: str) -> Path:
 ])
 def test_the_count_drops_math_fences_and_code_cells(tmp_path, markdown, expected):
     assert prose_words.prose_words(_notebook(tmp_path, *markdown)) == expected
+
+
+@pytest.mark.parametrize("notebook", prose_words.appendices(), ids=lambda p: p.stem)
+def test_every_appendix_states_its_estimated_time_once(notebook):
+    stated = prose_words.stated_appendix_time(notebook)
+    assert stated == prose_words.counts(notebook).total_minutes, (
+        "the appendix's time line is missing or out of date: run `python tools/prose_words.py --write`")
+    assert prose_words.stated_times(notebook) is None, "an appendix states one time, not core and whole"
