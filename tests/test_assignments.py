@@ -7,10 +7,11 @@ What an instructor relies on, checked on every master:
   master's solutions score full marks;
 - the checks discriminate: each realistic wrong answer of tests/assignment_answers.py (1-based positions, ``j``
   instead of ``2i``, the concatenated layout, a crash on odd widths, float32 angles,
-  sequence-first slicing, each planted bug of debug-the-module re-broken, an experiment
-  whose seed is ignored, that tests at the training length, measures the wrong encoding or
-  drops ``base``, ...) loses the points of its question and only those (or of the later
-  questions that measure with a broken ``run_experiment``, when it says so);
+  sequence-first slicing, a fix of debug-the-module that keeps its symptom or fixes more, the
+  book's module copied as the fixes, an experiment whose seed is ignored, that tests at the
+  training length, measures the wrong encoding or drops ``base``, ...) loses the points of its
+  question and only those (or of the later questions that measure with a broken
+  ``run_experiment``, when it says so), a partly right one (PARTIAL) part of them;
 - a student function that raises fails its question while the others are still graded;
 - a renamed or half-done notebook gets a clear message, not a traceback from inside otter.
 
@@ -41,7 +42,7 @@ import nbformat
 import pytest
 import yaml
 
-from assignment_answers import SHARED, WRONG_ANSWERS, partner
+from assignment_answers import PARTIAL, SHARED, WRONG_ANSWERS, partner
 from reuse import digest, keep, kept, reused
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,10 +327,12 @@ WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.item
 @pytest.mark.parametrize(("name", "label", "questions"), WRONG,
                          ids=[f"{n}: {label}" for n, label, _ in WRONG])
 def test_wrong_answer_loses_its_points_only(assignments, name, label, questions):
-    """A wrong answer loses its questions' points and only those; a differently correct one none."""
+    """A wrong answer loses its questions' points and only those (a partly right one, PARTIAL, keeps
+    part of them); a differently correct one loses none."""
     scores = assignments[name].scores[label]
-    for question in questions:
-        assert scores[question][0] == 0, f"{label} kept {scores[question][0]} points of {question}"
+    for question in questions:  # all its points, or those a partly right answer keeps (PARTIAL)
+        kept = PARTIAL.get(name, {}).get(label, {}).get(question, 0)
+        assert scores[question][0] == kept, f"{label} kept {scores[question][0]} points of {question}, not {kept}"
     mate = partner(name, label)  # graded in the same submission: its questions are its own
     theirs = _questions(next(lost for other, lost, _ in WRONG_ANSWERS[name] if other == mate)) if mate else ()
     others = {q: s[2] for q, s in scores.items() if q not in (*questions, *theirs) and s[0] != s[1]}
@@ -419,18 +422,23 @@ MESSAGES = {
         "wavelengths: angular frequency instead of wavelength": ("q4", "returned the angular frequencies"),
     },
     "debug-the-module": {
-        "float32 angles re-broken": ("q2", "compute the positions and the angular frequencies in float64"),
-        "float32 frequencies with float64 positions (half fix)": ("q2", "compute the positions and the angular frequencies in float64"),
-        "float64 output for a float32 input": ("q2", "the module returns the dtype of its input"),
-        "odd width: the last column a cosine": ("q5", "holds a cosine"),
-        "cosine columns from float32 angles": ("q2", "(a cosine) at positions 1000 to 5000 is off the formula"),
-        "dropout without the 1/(1-p) rescale": ("q6", "are not multiplied by 1 / (1 - p) = 2"),
-        "subclasses posenc's module": ("q4", "posenc is not available while grading"),
-        "wraps posenc's module": ("q6", "posenc is not available while grading"),
-        "check: shapes only": ("q7", "follows_positions_spec(<a module that adds nothing>) returned True, expected False"),
+        "q1: the window sliced by seq_len, still sequence first": ("q1", "Fix1 does not remove question 1's symptom in: 3 sentences of 5 tokens"),
+        "q2: the angular frequencies still rounded to float32": ("q2", "Fix2 does not remove question 2's symptom in: positions near 4000"),
+        "q3: row 0 overwritten, positions still from 1": ("q3", "Fix3 behaves as the handed-out module in: offset 9"),
+        "q5: odd width: the last column a cosine": ("q5", "Fix5 does not remove question 5's symptom in: d_model 7"),
+        "q6: dropout without the 1 / (1 - p) rescale": ("q6", "Fix6 does not remove question 6's symptom in: dropout=0.5"),
+        "q6: dropout fixed, and the output always float64": ("q6", "Fix6 also changes: a float32 input, where question 6's bug does not show"),
+        "q4: posenc's module as a base class": ("q4", "posenc is not available while grading"),
+        "copies the book's MinimalPositionalEncoding as every fix": ("q3", "write it as class Fix3(PositionalEncoding)"),
+        "copies textbook_encoding into the window of every fix": ("q2", "Fix2 also changes: 3 sentences of 5 tokens"),
+        "the handed-out class fixed in place, each fix as asked": ("q1", "is not the handed-out module with question 1's bug fixed and nothing else"),
+        "check: shapes only": ("q7", "<a module that adds nothing>: returned True, expected False"),
+        "check: even widths only": ("q7", "<a bug: the last column of an odd width holds a cosine>: returned True"),
+        "check: zeros as the input": ("q7", "<a bug: x replaced by the encoding instead of added to it>: returned True"),
         "check: a batch of one sentence": ("q7", "<a bug: only the first sentence of the batch gets positions>: returned True"),
         "check: compares with the notebook's own class": ("q7", "<correct: a float64 table of max_len rows, sliced>: returned False"),
-        "check: lets a module's error through": ("q7", "(an error unless batch == seq_len)>: raised RuntimeError"),
+        "check: lets a module's error through": ("q7", "<a bug: the window's length taken from the batch size>: raised RuntimeError"),
+        "check: reads the expected verdicts from the caller's frames": ("q7", "<the module as handed out>: returned True, expected False"),
     },
     "attend-by-position": {
         "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
