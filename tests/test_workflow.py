@@ -70,6 +70,12 @@ def test_test_job_runs_ci_run_which_requires_the_browser():
     assert CI_RUN.rstrip().endswith("make test")
 
 
+def test_test_job_can_run_the_grading_sandbox():
+    """make grade's bubblewrap needs namespaces, which Docker's defaults forbid in a container."""
+    assert JOBS["test"]["container"] == {"image": "python:3.11-bookworm", "options": "--privileged"}
+    assert "bubblewrap" in CI_RUN
+
+
 def _make_commands(text):
     """The `make ...` commands of shell text, in order, without comments."""
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
