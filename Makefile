@@ -218,9 +218,13 @@ clean:
 # details/ and results/ (hidden tests' output: instructor only), after removing those of an
 # earlier run. Regenerates the autograder first when it is out of date (its .assigned stamp).
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
+# VARIANT=<secret> grades with the private variant `make variant SEED=<secret>` wrote (made
+# first when it is missing), and writes to _build/variants/<secret>/grades/<assignment>.
 ASSIGNMENT   ?=
 SUBMISSIONS  ?=
-GRADES       ?= _build/grades/$(ASSIGNMENT)
+VARIANT      ?=
+GRADED_FROM   = $(if $(VARIANT),_build/variants/$(VARIANT)/$(ASSIGNMENT),_build/assignments/$(ASSIGNMENT))
+GRADES       ?= $(if $(VARIANT),_build/variants/$(VARIANT)/grades/$(ASSIGNMENT),_build/grades/$(ASSIGNMENT))
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 TIMEOUT      ?= 600
 TEST_TIMEOUT ?= 60
@@ -229,8 +233,20 @@ CELL_TIMEOUT ?= 120
 grade: $(STAMP)
 	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
-	@$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned
-	$(BIN)/python tools/grade.py $$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
+	@$(if $(VARIANT),test -f $(GRADED_FROM)/.assigned || $(BIN)/python tools/variant.py --seed "$(VARIANT)" --only $(ASSIGNMENT),$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned)
+	$(BIN)/python tools/grade.py $$(ls -t $(GRADED_FROM)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
 	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  --test-timeout $(TEST_TIMEOUT) --cell-timeout $(CELL_TIMEOUT) \
-	  --given _build/assignments/$(ASSIGNMENT)/student/$(ASSIGNMENT).ipynb
+	  --given $(GRADED_FROM)/student/$(ASSIGNMENT).ipynb
+
+# Private variants of the assignments (tools/variant.py): for every assignments/<a>/ with a
+# variant.py, a variant master drawn from SEED (keep it secret: it names the folder) and its
+# student notebook and autograder, in _build/variants/<SEED>/<a>/{master,student,autograder}/,
+# as `make assignments` writes the public ones (otter assign runs the variant's tests on its
+# solutions). The same SEED gives the same variants. Grade with `make grade ... VARIANT=<SEED>`.
+# Usage: make variant SEED=<secret>
+SEED ?=
+.PHONY: variant
+variant: $(STAMP)
+	@test -n "$(SEED)" || { echo "usage: make variant SEED=<secret> (letters, digits, - and _)" >&2; exit 2; }
+	$(BIN)/python tools/variant.py --seed "$(SEED)"
