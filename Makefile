@@ -111,7 +111,14 @@ BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.
 HTML_BUILT   := _build/.html-built
 PDF_PRINTED  := _build/pdf/.printed
 
-$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
+# The rubrics of the written questions, which book/assignments/instructors.md includes, are made
+# from the masters (tools/rubrics.py), not committed.
+RUBRICS := book/assignments/_rubrics.md
+
+$(RUBRICS): $(MASTERS) tools/rubrics.py | $(STAMP)
+	$(BIN)/python tools/rubrics.py
+
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
 	@echo "==> Building the website with Jupyter Book: every page the first time (about 10 s),"
 	@echo "    later only the pages that changed"
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
@@ -192,7 +199,7 @@ strip: $(STAMP)
 # Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
 # Built again only when a source of the book, an assignment or the printing tools changed.
-$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
+$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
 	touch $(PDF_PRINTED)

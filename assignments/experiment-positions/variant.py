@@ -4,10 +4,11 @@ The trained numbers' thresholds of the tests were measured at the master's setti
 training tokens, 200 steps, RoPE at 64 tokens with bases 100 and 10000:
 tests/test_experiment_thresholds.py), so a variant keeps those and changes what a copied
 answer gets wrong without touching them: the defaults of question 1's `run_experiment` (test
-length and seed; question 2 relies on its default base), the smallest base of question 3's sweep (10 in the master), and question
-4's recipe (the default length, the batch size and the seed of the shuffle). The public
-solutions then fail questions 1, 3 and 4; question 2 (3 of 10 autograded points), whose
-function the hidden test runs at a seed drawn at grading time, is the same.
+length and seed; question 2 relies on its default base), the smallest base of question 3's
+sweep (10 in the master), and question 4's recipe (the default length, the batch size and the
+seed of the shuffle). The public solutions then fail questions 1, 3 and 4; question 2 (3 of 10
+autograded points), whose function the hidden test runs at a seed drawn at grading time, is
+the same.
 """
 
 from variant import rewrite  # tools/variant.py
