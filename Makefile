@@ -113,7 +113,7 @@ PDF_PRINTED  := _build/pdf/.printed
 
 # The rubrics of the written questions, which book/assignments/instructors.md includes, are made
 # from the masters (tools/rubrics.py), not committed.
-RUBRICS := book/assignments/_rubrics.md
+RUBRICS := _build/rubrics.md
 
 $(RUBRICS): $(MASTERS) tools/rubrics.py | $(STAMP)
 	$(BIN)/python tools/rubrics.py

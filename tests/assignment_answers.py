@@ -316,8 +316,8 @@ WRONG_ANSWERS = {
     ],
     "attend-by-position": [
         ("rotation the wrong way (transposed blocks)", "q1", [
-            ("def rotation_for_shift", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
-            ("def rotation_for_shift", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)")]),
+            ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)")]),
         ("head looks k tokens ahead", "q2", [
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = posenc.shift_matrix(k, 64)")]),
         ("no temperature: the softmax stays flat", "q2", [
@@ -327,19 +327,19 @@ WRONG_ANSWERS = {
         # Question 2 is graded with the reference M_k where it calls rotation_for_shift: a wrong
         # or unfinished question 1 costs question 1's points only.
         ("q2 calls a question 1 that raises", "q1", [
-            ("def rotation_for_shift", "    omega = base", '    raise NotImplementedError("later")\n    omega = base'),
+            ("def rotation_for_shift(", "    omega = base", '    raise NotImplementedError("later")\n    omega = base'),
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = rotation_for_shift(k).T")]),
         ("q2 calls a question 1 with transposed blocks", "q1", [
-            ("def rotation_for_shift", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
-            ("def rotation_for_shift", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
+            ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = rotation_for_shift(k, 64).T")]),
         ("rotation from posenc.shift_matrix, spread as a list", ("q1", "q3"), [
-            ("def rotation_for_shift", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
+            ("def rotation_for_shift(", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
             ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
         # A wrong question 1 reached through a helper: question 2 still graded on its own.
         ("q2 reaches a question 1 with transposed blocks through a helper", "q1", [
-            ("def rotation_for_shift", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
-            ("def rotation_for_shift", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
+            ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
             ("def query_key_weights", "def query_key_weights(k):",
              "def key_projection(k):\n    return rotation_for_shift(k).T\n\n\ndef query_key_weights(k):"),
             ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = key_projection(k)")]),
@@ -371,7 +371,7 @@ WRONG_ANSWERS = {
         # ... and in question 4, every shift of its own rotation_for_shift, at the last query only (its
         # target is away from the ends of the sequence).
         ("correct: rotation built pair by pair and used in q2 and q4, (W_Q, W_K) as a list, q4 at the last query", (), [
-            ("def rotation_for_shift", "    matrix[0::2, 0::2] = np.diag(cos)",
+            ("def rotation_for_shift(", "    matrix[0::2, 0::2] = np.diag(cos)",
              "    for i in range(d_model // 2):\n"
              "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
              "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
@@ -399,6 +399,13 @@ WRONG_ANSWERS = {
         ("concatenated layout: question 1's interleaved matrix", "q7", [
             ("def rotation_for_shift_concatenated", "    half = d_model // 2\n",
              "    return rotation_for_shift(k, d_model, base)\n    half = d_model // 2\n")]),
+        # ... and a question 7 that permutes the student's own question 1, wrong: question 1's points only.
+        ("concatenated layout permuted from a question 1 with transposed blocks", "q1", [
+            ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
+            ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
+            ("def rotation_for_shift_concatenated", "    half = d_model // 2\n",
+             "    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])\n"
+             "    return rotation_for_shift(k, d_model, base)[np.ix_(order, order)]\n    half = d_model // 2\n")]),
         ("concatenated layout: the rotation the wrong way", "q7", [
             ("def rotation_for_shift_concatenated", "np.block([[cos, sin], [-sin, cos]])", "np.block([[cos, -sin], [sin, cos]])")]),
         ("concatenated layout: posenc's matrix permuted", "q7", [

@@ -3,8 +3,8 @@
 A written question is a `manual: true` question of a master (assignments/<a>/<a>.ipynb); its
 model answer ends with "**Rubric (P points ...**", a table of criteria and the typical answers
 (tests/test_rubrics.py checks that the points add up). `make book` runs this script, which
-writes book/assignments/_rubrics.md (not committed: made from the masters at every build, so it
-never differs from them), and book/assignments/instructors.md includes it. For each assignment:
+writes _build/rubrics.md (made from the masters whenever one changes, so it never differs from
+them; not committed), and book/assignments/instructors.md includes it. For each assignment:
 a table of its written questions with their points and the teaching assistants' minutes to
 grade them for a class (MINUTES_PER_POINT, CLASS), then each question's prompt and its rubric.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-OUTPUT = ROOT / "book" / "assignments" / "_rubrics.md"
+OUTPUT = ROOT / "_build" / "rubrics.md"
 CLASS = 120               # students in the class the estimate is for
 MINUTES_PER_POINT = 1.5   # minutes to grade one written point of one answer (see instructors.md)
 
@@ -77,6 +77,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
     text = page()
     if not args.output.exists() or args.output.read_text() != text:
         args.output.write_text(text)
