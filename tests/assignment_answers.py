@@ -559,3 +559,14 @@ SHARED = {
 def partner(name, label):
     """The wrong answer graded in the same submission as label (SHARED), or None."""
     return next((b if a == label else a for a, b in SHARED.get(name, []) if label in (a, b)), None)
+
+# The partly right answers of attend-by-position (its questions 2 and 4 give a share per test):
+# a factor that meets question 4's criterion without being the smallest keeps the public test's
+# point. (debug-the-module's branch defines PARTIAL too: keep both assignments' entries.)
+PARTIAL = {
+    "attend-by-position": {
+        "smallest factor: question 2's factor": {"q4": 1},
+        "smallest factor: whole numbers only": {"q4": 1},
+        "smallest factor: its arguments ignored": {"q4": 1},
+    },
+}

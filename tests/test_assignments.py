@@ -7,10 +7,11 @@ What an instructor relies on, checked on every master:
   master's solutions score full marks;
 - the checks discriminate: each realistic wrong answer of tests/assignment_answers.py (1-based positions, ``j``
   instead of ``2i``, the concatenated layout, a crash on odd widths, float32 angles,
-  sequence-first slicing, each planted bug of debug-the-module re-broken, an experiment
-  whose seed is ignored, that tests at the training length, measures the wrong encoding or
-  drops ``base``, ...) loses the points of its question and only those (or of the later
-  questions that measure with a broken ``run_experiment``, when it says so);
+  sequence-first slicing, a fix of debug-the-module that keeps its symptom or fixes more, the
+  book's module copied as the fixes, an experiment whose seed is ignored, that tests at the
+  training length, measures the wrong encoding or drops ``base``, ...) loses the points of its
+  question and only those (or of the later questions that measure with a broken
+  ``run_experiment``, when it says so), a partly right one (PARTIAL) part of them;
 - a student function that raises fails its question while the others are still graded;
 - a renamed or half-done notebook gets a clear message, not a traceback from inside otter.
 
@@ -41,7 +42,7 @@ import nbformat
 import pytest
 import yaml
 
-from assignment_answers import SHARED, WRONG_ANSWERS, partner
+from assignment_answers import PARTIAL, SHARED, WRONG_ANSWERS, partner
 from reuse import digest, keep, kept, reused
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,10 +327,12 @@ WRONG = [(name, label, _questions(lost)) for name, answers in WRONG_ANSWERS.item
 @pytest.mark.parametrize(("name", "label", "questions"), WRONG,
                          ids=[f"{n}: {label}" for n, label, _ in WRONG])
 def test_wrong_answer_loses_its_points_only(assignments, name, label, questions):
-    """A wrong answer loses its questions' points and only those; a differently correct one none."""
+    """A wrong answer loses its questions' points and only those (a partly right one, PARTIAL, keeps
+    part of them); a differently correct one loses none."""
     scores = assignments[name].scores[label]
-    for question in questions:  # all of them, or those of the tests it fails where a question has several
-        assert scores[question][0] < scores[question][1], f"{label} kept {scores[question][0]} points of {question}"
+    for question in questions:  # all its points, or those a partly right answer keeps (PARTIAL)
+        kept = PARTIAL.get(name, {}).get(label, {}).get(question, 0)
+        assert scores[question][0] == kept, f"{label} kept {scores[question][0]} points of {question}, not {kept}"
     mate = partner(name, label)  # graded in the same submission: its questions are its own
     theirs = _questions(next(lost for other, lost, _ in WRONG_ANSWERS[name] if other == mate)) if mate else ()
     others = {q: s[2] for q, s in scores.items() if q not in (*questions, *theirs) and s[0] != s[1]}
