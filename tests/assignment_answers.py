@@ -562,11 +562,11 @@ def partner(name, label):
 
 # The partly right answers of attend-by-position (its questions 2 and 4 give a share per test):
 # a factor that meets question 4's criterion without being the smallest keeps the public test's
-# point. (debug-the-module's branch defines PARTIAL too: keep both assignments' entries.)
-PARTIAL = {
-    "attend-by-position": {
-        "smallest factor: question 2's factor": {"q4": 1},
-        "smallest factor: whole numbers only": {"q4": 1},
-        "smallest factor: its arguments ignored": {"q4": 1},
-    },
+# point. Added to PARTIAL, which debug-the-module's answers above may define (issue 46: two
+# branches; the lead may fold both into one dict).
+PARTIAL = globals().get("PARTIAL", {})
+PARTIAL["attend-by-position"] = {
+    "smallest factor: question 2's factor": {"q4": 1},
+    "smallest factor: whole numbers only": {"q4": 1},
+    "smallest factor: its arguments ignored": {"q4": 1},
 }
