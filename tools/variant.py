@@ -98,13 +98,15 @@ def variant_master(secret, name):
     return notebook, extra
 
 
-def write(secret, name, output=OUTPUT, assign=True, otter=None):
+def write(secret, name, output=OUTPUT, assign=True, otter=None, made=None):
     """Write one assignment's variant master under output/<secret>/<name>/ and, with assign,
-    run `otter assign` into its student/ and autograder/ folders. Returns that folder."""
+    run `otter assign` into its student/ and autograder/ folders (RuntimeError when the variant's
+    solutions fail its tests). made: variant_master(secret, name), when already computed.
+    Returns that folder."""
     folder = output / secret / name
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "master").mkdir(parents=True)
-    notebook, extra = variant_master(secret, name)
+    notebook, extra = made or variant_master(secret, name)
     master = folder / "master" / f"{name}.ipynb"
     nbformat.write(notebook, master)
     for relative, text in extra.items():
@@ -119,7 +121,7 @@ def write(secret, name, output=OUTPUT, assign=True, otter=None):
         result = subprocess.run([str(otter), "assign", str(master), str(folder)], cwd=ROOT,
                                 capture_output=True, text=True)
         if result.returncode:
-            raise SystemExit(f"otter assign of the variant of {name} failed (its solutions must pass "
+            raise RuntimeError(f"otter assign of the variant of {name} failed (its solutions must pass "
                              f"its tests):\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
         (folder / ".assigned").touch()
     return folder
@@ -138,7 +140,10 @@ def main(argv=None):
     if missing:
         parser.error(f"no variant.py for {', '.join(missing)} (assignments with one: {', '.join(names())})")
     for name in chosen:
-        folder = write(args.seed, name, assign=not args.no_assign)
+        try:
+            folder = write(args.seed, name, assign=not args.no_assign)
+        except RuntimeError as error:
+            raise SystemExit(str(error)) from None
         print(f"{name}: {folder.relative_to(ROOT)}/student/{name}.ipynb (hand out), "
               f"{folder.relative_to(ROOT)}/autograder/ (grade with VARIANT={args.seed})")
     return 0
