@@ -38,7 +38,7 @@ TORCH_CPU_PROBE := import urllib.request; urllib.request.urlopen("$(TORCH_CPU_IN
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab strip clean pdf colab-cells assignments mutation wheelhouse
+.PHONY: book test serve lab strip clean pdf colab-cells assignments mutation wheelhouse slides
 
 # The JavaScript packages of package-lock.json: the d3 modules that the book's interactive figures
 # use (book/_ext/posenc_explorer.py copies them into the site, so `make book` needs them) and
@@ -124,8 +124,33 @@ $(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(wildcard $(PDF_PRINTED))
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
 
-# The book links each assignment's student notebook (built by `make assignments`) for download.
-book: $(HTML_BUILT)
+# The lecture decks: one reveal.js deck per lecture of book/teaching.md's two-lecture plan (and
+# of the four-lecture plan, once it has tables), built by sphinx-revealjs from the plan, the
+# chapters' notebooks and their live figures (slides/README.md), into _build/slides/. Built again
+# only when one of those changed (about 10 s).
+SLIDES_SOURCES := $(wildcard slides/*.py slides/_ext/*.py slides/_static/*) book/teaching.md \
+	book/explore.md $(wildcard book/*.ipynb) book/_ext/posenc_explorer.py \
+	$(wildcard book/_static/posenc-explorer*) $(PACKAGE)
+SLIDES_BUILT   := _build/slides/.built
+
+$(SLIDES_BUILT): $(SLIDES_SOURCES) $(NODE_MODULES) | $(STAMP)
+	@echo "==> Building the lecture decks with sphinx-revealjs (about 10 s)"
+	$(BIN)/python slides/build.py --quiet _build/slides
+	touch $@
+
+slides: $(SLIDES_BUILT)
+	@echo
+	@echo "The decks are built (slides/README.md: present, print to PDF):"
+	@for deck in _build/slides/*.html; do echo "  file://$(CURDIR)/$$deck"; done
+
+# The book links each assignment's student notebook (built by `make assignments`) for download,
+# and the lecture decks (book/teaching.md), which it carries in _build/html/slides/.
+SLIDES_COPIED  := _build/html/slides/.built
+
+$(SLIDES_COPIED): $(SLIDES_BUILT) $(HTML_BUILT)
+	rm -rf _build/html/slides && cp -R _build/slides _build/html/slides
+
+book: $(HTML_BUILT) $(SLIDES_COPIED)
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/$(HTML)"
 

@@ -2,6 +2,25 @@
 student notebook: wrong answers (and correct ones written differently) as edits of the solution,
 and the pairs of wrong answers graded in one submission."""
 
+import importlib.util
+import textwrap
+from pathlib import Path
+
+
+def _debug_variant():
+    """assignments/debug-the-module/variant.py: its pool of bugs and the public draw."""
+    path = Path(__file__).resolve().parents[1] / "assignments" / "debug-the-module" / "variant.py"
+    spec = importlib.util.spec_from_file_location("debug_the_module_variant", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# debug-the-module's handed-out class with every bug fixed in place (as the assignment used to ask).
+HANDED_OUT_FIXED = [("class PositionalEncoding(nn.Module):", textwrap.indent(_variant.POOL[slot][bug].code, " " * 8),
+                     textwrap.indent(_variant.FIXES[slot], " " * 8))
+                    for _variant in [_debug_variant()] for slot, bug in _variant.PUBLIC.items()]
+
 
 # The body of the solution's loops in build-the-encoding, replaced by several answers below.
 LOOP_BLOCK = """    for pos in range(seq_len):
@@ -212,64 +231,102 @@ WRONG_ANSWERS = {
              "    return pe")]),
     ],
     "debug-the-module": [
-        # Each planted bug re-broken in the fixed class (the student notebook has all six).
-        ("sequence-first slicing re-broken", "q1", [
-            ("NO PROMPT", 'pe.unsqueeze(0), persistent=False)', 'pe.unsqueeze(1), persistent=False)'),
-            ("NO PROMPT", "self.pe[:, offset : offset + x.size(1)]", "self.pe[offset : offset + x.size(0)]")]),
-        ("float32 angles re-broken", "q2", [
-            ("NO PROMPT", "torch.arange(0, max_len, dtype=torch.float64)", "torch.arange(0, max_len, dtype=torch.float32)"),
-            ("NO PROMPT", "torch.arange(d_model, dtype=torch.float64)", "torch.arange(d_model, dtype=torch.float32)"),
-            ("NO PROMPT", "torch.zeros(max_len, d_model, dtype=torch.float64)", "torch.zeros(max_len, d_model)")]),
-        ("1-based positions re-broken", "q3", [
-            ("NO PROMPT", "torch.arange(0, max_len,", "torch.arange(1, max_len + 1,")]),
-        ("exponent j instead of 2i re-broken", "q4", [
-            ("NO PROMPT", "10000.0 ** (-2 * (column // 2) / d_model)", "10000.0 ** (-column / d_model)")]),
-        ("crash on odd widths re-broken", "q5", [
-            ("NO PROMPT", "pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])",
-             "for j in range(0, d_model, 2):\n            pe[:, j] = torch.sin(angles[:, j])\n"
-             "            pe[:, j + 1] = torch.cos(angles[:, j + 1])")]),
-        ("dropout active in eval re-broken", "q6", [
-            ("NO PROMPT", "self.dropout = nn.Dropout(dropout)", "self.dropout = dropout"),
-            ("NO PROMPT", "return self.dropout(x)", "return nn.functional.dropout(x, self.dropout)")]),
-        # Half fixes that keep the symptom.
-        ("float32 frequencies with float64 positions (half fix)", "q2", [
-            ("NO PROMPT", "column = torch.arange(d_model, dtype=torch.float64)",
-             "column = torch.arange(d_model, dtype=torch.float32)")]),
-        ("float64 output for a float32 input", "q2", [
-            ("NO PROMPT", "self.pe[:, offset : offset + x.size(1)].to(x.dtype)", "self.pe[:, offset : offset + x.size(1)]")]),
-        ("odd width: the last column a cosine", "q5", [
-            ("NO PROMPT", "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
-             "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n        if d_model % 2:\n"
-             "            pe[:, -1] = torch.cos(angles[:, -1])\n")]),
-        # The sines fixed, the cosines still from float32 angles (7e-5 off past position 1,000).
-        ("cosine columns from float32 angles", "q2", [
-            ("NO PROMPT", "pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
-             "pe[:, 1::2] = torch.cos(angles[:, 1::2].float())\n")]),
-        # Dropout that zeroes entries in training but does not rescale what it keeps.
-        ("dropout without the 1/(1-p) rescale", "q6", [
-            ("NO PROMPT", "return self.dropout(x)",
-             "if not self.training:\n            return x\n"
-             "        return x * (torch.rand_like(x) >= self.dropout.p).to(x.dtype)")]),
-        # The course's module instead of the student's: no question keeps its points.
-        ("subclasses posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
-            ("NO PROMPT", "# BEGIN SOLUTION NO PROMPT\nclass PositionalEncoding(nn.Module):",
-             "# BEGIN SOLUTION NO PROMPT\nimport posenc.pytorch\n\n\n"
-             "class PositionalEncoding(posenc.pytorch.PositionalEncoding):\n"
-             "    def __init__(self, d_model, max_len=5000, dropout=0.0):\n"
-             "        super().__init__(d_model, max_len=max_len, dropout=dropout)\n\n\n"
-             "class Unused(nn.Module):")]),
-        ("wraps posenc's module", ("q1", "q2", "q3", "q4", "q5", "q6"), [
-            ("NO PROMPT", "self.dropout = nn.Dropout(dropout)",
-             "self.dropout = nn.Dropout(dropout)\n        import posenc.pytorch\n"
-             "        self.reference = posenc.pytorch.PositionalEncoding(d_model, max_len=max_len, dropout=dropout)"),
-            ("NO PROMPT", "return self.dropout(x)", "return self.reference(x - self.pe[:, offset : offset + x.size(1)].to(x.dtype), offset)")]),
-        # ... and question 7's check in torch, row by row with math.sin, sentence b filled with b.
-        ("correct: exp/log frequencies, stacked pairs, a float32 table; a check row by row in torch", (), [
-            ("NO PROMPT", "omega = 10000.0 ** (-2 * (column // 2) / d_model)",
-             "omega = torch.exp(-math.log(10000.0) * 2 * (column // 2) / d_model)"),
-            ("NO PROMPT", "        pe[:, 0::2] = torch.sin(angles[:, 0::2])\n        pe[:, 1::2] = torch.cos(angles[:, 1::2])\n",
-             "        pe = torch.stack([torch.sin(angles[:, 0::2]), torch.cos(angles[:, 0::2])], dim=-1)\n"
-             "        pe = pe.flatten(1)[:, :d_model].float()\n"),
+        # Each answer FixN is the handed-out module with question N's bug fixed and no other: a
+        # fix that keeps the symptom, or that fixes more, loses its question (or half of it).
+        ("q1: the window sliced by seq_len, still sequence first", "q1", [
+            ("class Fix1(", "return self.pe[offset : offset + x.size(1)][None]",
+             "return self.pe[offset : offset + x.size(1)][:, None, :]")]),
+        ("q2: the angular frequencies still rounded to float32", "q2", [
+            ("class Fix2(", "return positions * omega", "return positions * omega.float().to(torch.float64)")]),
+        # Question 3's symptom alone: row 0 overwritten, the other positions still from 1.
+        ("q3: row 0 overwritten, positions still from 1", "q3", [
+            ("class Fix3(", "return torch.arange(max_len, dtype=torch.float64)[:, None]",
+             "positions = torch.arange(1, max_len + 1, dtype=torch.float64)[:, None]\n"
+             "        positions[0] = 0\n        return positions")]),
+        ("q4: exponent i / d_model (the 2 dropped)", "q4", [
+            ("class Fix4(", "return self.base ** (-2 * (column // 2) / d_model)",
+             "return self.base ** (-(column // 2) / d_model)")]),
+        ("q5: odd width: the last column a cosine", "q5", [
+            ("class Fix5(", "return torch.where(even, torch.sin(angles), torch.cos(angles))",
+             "pe = torch.where(even, torch.sin(angles), torch.cos(angles))\n"
+             "        if angles.shape[1] % 2:\n            pe[:, -1] = torch.cos(angles[:, -1])\n        return pe")]),
+        ("q6: dropout without the 1 / (1 - p) rescale", "q6", [
+            ("class Fix6(", "return nn.functional.dropout(x, self.p, training=self.training)",
+             "return x * (torch.rand_like(x) >= self.p) if self.training else x")]),
+        ("q6: dropout removed", "q6", [
+            ("class Fix6(", "return nn.functional.dropout(x, self.p, training=self.training)", "return x")]),
+        # Partly right: the symptom gone and the other bugs still there, but something else
+        # changed too (the output always float64): half of the question (PARTIAL below).
+        ("q6: dropout fixed, and the output always float64", "q6", [
+            ("class Fix6(", "return nn.functional.dropout(x, self.p, training=self.training)",
+             "return nn.functional.dropout(x.double(), self.p, training=self.training)")]),
+        ("q4: posenc's module as a base class", "q4", [
+            ("class Fix4(", "class Fix4(PositionalEncoding):",
+             "import posenc.pytorch\n\n\nclass Fix4(posenc.pytorch.PositionalEncoding, PositionalEncoding):")]),
+        # The book's code copied instead of finding the bugs: MinimalPositionalEncoding
+        # (pytorch_module, made to take offset) as every answer; textbook_encoding (vectorized)
+        # computed in the one method each answer overrides; the handed-out class fixed in place,
+        # as the assignment used to ask. Every fix loses its points.
+        ("copies the book's MinimalPositionalEncoding as every fix", ("q1", "q2", "q3", "q4", "q5", "q6"), [
+            ("class Fix1(", "class Fix1(PositionalEncoding):",
+             "def sinusoid_table(max_len, d_model, base=10000.0):\n"
+             "    pos = torch.arange(max_len, dtype=torch.float32)[:, None]\n"
+             "    omega = base ** (-torch.arange(0, d_model, 2) / d_model)\n"
+             "    angles = pos * omega\n"
+             "    table = torch.zeros(max_len, d_model)\n"
+             "    table[:, 0::2] = torch.sin(angles)\n"
+             "    table[:, 1::2] = torch.cos(angles)\n"
+             "    return table\n\n\n"
+             "class MinimalPositionalEncoding(nn.Module):\n"
+             "    def __init__(self, d_model, *, max_len=5000, dropout=0.0):\n"
+             "        super().__init__()\n"
+             "        self.register_buffer('pe', sinusoid_table(max_len, d_model))\n"
+             "        self.dropout = nn.Dropout(dropout)\n\n"
+             "    def forward(self, x, offset=0):\n"
+             "        seq_len = x.shape[1]\n"
+             "        return self.dropout(x + self.pe[offset:offset + seq_len])\n\n\n"
+             "Fix1 = Fix2 = Fix3 = Fix4 = Fix5 = Fix6 = MinimalPositionalEncoding\n\n\n"
+             "class Unused1(PositionalEncoding):"),
+            *[(f"class Fix{k}(", f"class Fix{k}(PositionalEncoding):", f"class Unused{k}(PositionalEncoding):")
+              for k in range(2, 7)]]),
+        ("copies textbook_encoding into the window of every fix", ("q1", "q2", "q3", "q4", "q5", "q6"), [
+            ("class Fix1(", "class Fix1(PositionalEncoding):",
+             "def textbook_encoding(seq_len, d_model, *, base=10000.0, offset=0, dtype=np.float64):\n"
+             "    positions = np.arange(offset, offset + seq_len, dtype=np.float64)[:, np.newaxis]\n"
+             "    omega = (base ** (-2 * (np.arange(d_model) // 2) / d_model))[0::2][np.newaxis, :]\n"
+             "    angles = positions * omega\n"
+             "    table = np.empty((seq_len, d_model))\n"
+             "    table[:, 0::2] = np.sin(angles)\n"
+             "    table[:, 1::2] = np.cos(angles[:, : d_model // 2])\n"
+             "    return table.astype(dtype, copy=False)\n\n\n"
+             "class Textbook(PositionalEncoding):\n"
+             "    def window(self, x, offset):\n"
+             "        return torch.from_numpy(textbook_encoding(x.size(1), x.size(2), offset=offset))[None]\n\n\n"
+             "Fix1 = Fix2 = Fix3 = Fix4 = Fix5 = Fix6 = Textbook\n\n\n"
+             "class Unused1(PositionalEncoding):"),
+            *[(f"class Fix{k}(", f"class Fix{k}(PositionalEncoding):", f"class Unused{k}(PositionalEncoding):")
+              for k in range(2, 7)]]),
+        ("the handed-out class fixed in place, each fix as asked", ("q1", "q2", "q3", "q4", "q5", "q6"),
+         HANDED_OUT_FIXED),
+        # Correct work written differently keeps full marks: each method in other words, and
+        # question 7's check in torch, row by row with math.sin, sentence b filled with b.
+        ("correct: fixes and a check written differently", (), [
+            ("class Fix1(", "return self.pe[offset : offset + x.size(1)][None]",
+             "return self.pe.narrow(0, offset, x.shape[1]).unsqueeze(0).expand(x.shape[0], -1, -1)"),
+            ("class Fix2(", "return positions * omega", "return torch.outer(positions[:, 0], omega)"),
+            ("class Fix3(", "return torch.arange(max_len, dtype=torch.float64)[:, None]",
+             "return torch.linspace(0, max_len - 1, max_len, dtype=torch.float64).reshape(-1, 1)"),
+            ("class Fix4(", "return self.base ** (-2 * (column // 2) / d_model)",
+             "return torch.exp(-math.log(self.base) * 2 * torch.div(column, 2, rounding_mode='floor') / d_model)"),
+            ("class Fix5(", "        even = torch.arange(angles.shape[1]) % 2 == 0\n"
+             "        return torch.where(even, torch.sin(angles), torch.cos(angles))",
+             "        pe = torch.empty_like(angles)\n"
+             "        for j in range(angles.shape[1]):\n"
+             "            pe[:, j] = torch.sin(angles[:, j]) if j % 2 == 0 else torch.cos(angles[:, j])\n"
+             "        return pe"),
+            ("class Fix6(", "return nn.functional.dropout(x, self.p, training=self.training)",
+             "if not self.training or self.p == 0:\n            return x\n"
+             "        return x * (torch.rand_like(x) >= self.p) / (1 - self.p)"),
             ("def follows_positions_spec", "    rng = np.random.default_rng(0)\n",
              "    for d_model, batch, seq_len, offset in ((4, 2, 3, 0), (5, 4, 6, 17), (8, 3, 2, 0), (8, 3, 2, 1000)):\n"
              "        try:\n"
@@ -282,37 +339,61 @@ WRONG_ANSWERS = {
              "        if out.shape != (batch, seq_len, d_model):\n"
              "            return False\n"
              "        for r in range(seq_len):\n"
-             "            angles = [(offset + r) / 10000 ** (2 * (j // 2) / d_model) for j in range(d_model)]\n"
+             "            angles = [(offset + r) / BASE ** (2 * (j // 2) / d_model) for j in range(d_model)]\n"
              "            expected = torch.tensor([math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(angles)])\n"
              "            for b in range(batch):\n"
-             "                if not torch.allclose(out[b, r] - b, expected, atol=1e-5):\n"
+             "                if not torch.allclose(out[b, r] - b, expected, rtol=0, atol=1e-6):\n"
              "                    return False\n"
              "    return True\n"
              "    rng = np.random.default_rng(0)\n")]),
-        # Question 7, the check that would have caught question 1's bug: checks that miss a bug
-        # (or compare with the notebook's own class) lose it; its other questions keep theirs.
+        # Question 7, the check: checks that miss a kind of bug keep the public point and lose the
+        # hidden ones (PARTIAL below); checks that misjudge the public modules lose all three.
         ("check: a batch of one sentence", "q7", [
             ("def follows_positions_spec", "((3, 5, 0), (2, 4, 11))", "((1, 5, 0), (1, 4, 11))")]),
         ("check: offset 0 only", "q7", [
             ("def follows_positions_spec", "((3, 5, 0), (2, 4, 11))", "((3, 5, 0), (2, 4, 0))")]),
+        ("check: even widths only", "q7", [
+            ("def follows_positions_spec", "for d_model in (6, 7):", "for d_model in (6, 8):")]),
+        ("check: zeros as the input", "q7", [
+            ("def follows_positions_spec", "x = rng.standard_normal((batch, seq_len, d_model))",
+             "x = np.zeros((batch, seq_len, d_model))")]),
         ("check: shapes only", "q7", [
-            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):",
+            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-6):",
              "if tuple(out.shape) != x.shape:")]),
-        # Question 1's public test as the check: the sentences agree and the tokens differ.
+        # Question 1's symptom as the check: the sentences agree and the tokens differ.
         ("check: sentences compared with each other, not with the formula", "q7", [
-            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):",
+            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-6):",
              "added = out.double().numpy() - x\n"
-             "            if tuple(out.shape) != x.shape or not np.allclose(added, added[:1], atol=1e-5) or np.allclose(added[0, 0], added[0, 1]):")]),
+             "            if tuple(out.shape) != x.shape or not np.allclose(added, added[:1], atol=1e-6) or np.allclose(added[0, 0], added[0, 1]):")]),
         ("check: compares with the notebook's own class", "q7", [
-            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):",
+            ("def follows_positions_spec", "if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-6):",
              "pe = PositionalEncoding(d_model, max_len=64).eval()(torch.zeros(1, seq_len, d_model, dtype=torch.float64), offset=offset)[0].numpy()\n"
-             "            if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-5):")]),
+             "            if tuple(out.shape) != x.shape or not np.allclose(out.double().numpy(), x + pe, rtol=0, atol=1e-6):")]),
         ("check: lets a module's error through", "q7", [
             ("def follows_positions_spec", "            try:\n                module = module_class(d_model, max_len=64, dropout=0.0).eval()\n"
              "                with torch.no_grad():\n                    out = module(torch.from_numpy(x), offset=offset)\n"
              "            except Exception:  # a module that raises does not follow the specification\n                return False\n",
              "            module = module_class(d_model, max_len=64, dropout=0.0).eval()\n"
              "            with torch.no_grad():\n                out = module(torch.from_numpy(x), offset=offset)\n")]),
+        # A check that returns what its caller expects, read from the caller's frames (through a
+        # traceback's frames or sys._getframe): the expected verdicts never enter the notebook's
+        # kernel when the autograder grades, so it finds none and loses the question.
+        ("check: reads the expected verdicts from the caller's frames", "q7", [
+            ("def follows_positions_spec", "    # BEGIN SOLUTION\n",
+             "    import sys\n"
+             "    frame, source = sys._getframe(1), None\n"
+             "    while frame is not None:\n"
+             "        names = frame.f_locals\n"
+             "        if names.get('cls', names.get('module_class', None)) is module_class or 'source' in names:\n"
+             "            source = names.get('source', source)\n"
+             "        for value in list(names.values()):\n"
+             "            if isinstance(value, dict):\n"
+             "                for entry in value.values():\n"
+             "                    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bool) and (\n"
+             "                            entry[0] is module_class or (source is not None and entry[0] == source)):\n"
+             "                        return entry[1]\n"
+             "        frame = frame.f_back\n"
+             "    return True\n")]),
     ],
     "attend-by-position": [
         ("rotation the wrong way (transposed blocks)", "q1", [
@@ -538,12 +619,15 @@ SHARED = {
         ("position from posenc's table", "vectorized: offset ignored"),
     ],
     "debug-the-module": [
-        ("sequence-first slicing re-broken", "check: a batch of one sentence"),
-        ("float32 angles re-broken", "check: offset 0 only"),
-        ("1-based positions re-broken", "check: shapes only"),
-        ("exponent j instead of 2i re-broken", "check: sentences compared with each other, not with the formula"),
-        ("crash on odd widths re-broken", "check: compares with the notebook's own class"),
-        ("dropout active in eval re-broken", "check: lets a module's error through"),
+        ("q1: the window sliced by seq_len, still sequence first", "check: a batch of one sentence"),
+        ("q2: the angular frequencies still rounded to float32", "check: offset 0 only"),
+        ("q3: row 0 overwritten, positions still from 1", "check: shapes only"),
+        ("q4: exponent i / d_model (the 2 dropped)", "check: sentences compared with each other, not with the formula"),
+        ("q5: odd width: the last column a cosine", "check: compares with the notebook's own class"),
+        ("q6: dropout without the 1 / (1 - p) rescale", "check: lets a module's error through"),
+        ("q6: dropout removed", "check: even widths only"),
+        ("q6: dropout fixed, and the output always float64", "check: zeros as the input"),
+        ("q4: posenc's module as a base class", "check: reads the expected verdicts from the caller's frames"),
     ],
     "attend-by-position": [
         ("head looks k tokens ahead", "smallest factor: the weight averaged over the queries"),
@@ -553,6 +637,21 @@ SHARED = {
     "experiment-positions": [
         ("learned measured without positions", "sweep tested at the training length"),
     ],
+}
+
+
+# Partly right answers: the score each keeps of its question (the others keep full marks or,
+# for a partner, lose theirs).
+PARTIAL = {
+    "debug-the-module": {
+        "q6: dropout fixed, and the output always float64": {"q6": 1},
+        "check: a batch of one sentence": {"q7": 1},
+        "check: offset 0 only": {"q7": 1},
+        "check: even widths only": {"q7": 1},
+        "check: zeros as the input": {"q7": 1},
+        "check: sentences compared with each other, not with the formula": {"q7": 1},
+        "check: lets a module's error through": {"q7": 1},
+    },
 }
 
 

@@ -298,3 +298,48 @@ def test_array_expected_says_what_to_return(value, words):
     ([[0.0, 1.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5]], "rows 0 and 1 are")])
 def test_hint_names_the_cause_of_a_wrong_table(rows, cause):
     assert cause in _check("hint")(rows)
+
+
+# debug-the-module: its master is made by assignments/debug-the-module/variant.py from a draw of
+# bugs (the public one, PUBLIC), and a private variant from another draw.
+
+def _debug_variant():
+    spec = importlib.util.spec_from_file_location(
+        "debug_the_module_variant", ROOT / "assignments" / "debug-the-module" / "variant.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_debug_the_module_master_is_the_public_draw():
+    """The committed master is what variant.py makes of the public draw (edit variant.py, then run
+    it, rather than the notebook): the tool that makes private variants makes the public one."""
+    variant = _debug_variant()
+    master = nbformat.read(variant.MASTER, 4)
+    made = variant.build(master, variant.PUBLIC, variant.PUBLIC_BASE)
+    assert [(c.cell_type, c.source) for c in made.cells] == [(c.cell_type, c.source) for c in master.cells], (
+        "run python assignments/debug-the-module/variant.py")
+
+
+def test_debug_the_module_pool_of_bugs():
+    """At least ten bugs, each seen by a user when it is the module's only bug, each with a
+    symptom of its own; the right method of each slot gives the specification; draws differ by seed
+    and are the same for the same seed."""
+    import numpy as np
+
+    variant = _debug_variant()
+    bugs = [(slot, bug) for slot, pool in variant.POOL.items() for bug in pool]
+    assert len(bugs) >= 10 and set(variant.POOL) == set(variant.FIXES)
+    specified = variant.observe(None, 100.0)
+    correct = variant.observe(variant.built(variant.module_source({}, 100.0)), 100.0)
+    assert all(variant.agree(correct[case], specified[case]) for case in specified)
+    for slot, bug in bugs:
+        seen = variant.observe(variant.built(variant.module_source({slot: bug}, 100.0)), 100.0)
+        assert not all(variant.agree(seen[case], specified[case]) for case in specified), bug
+    symptoms = [variant.POOL[slot][bug].symptom for slot, bug in bugs]
+    assert len(set(symptoms)) >= len(symptoms) - 1  # two float32 bugs share one, never drawn together
+    draws = [variant.draw(np.random.default_rng(seed)) for seed in (1, 1, 2)]
+    assert draws[0] == draws[1] and draws[0] != draws[2]
+    bugs, base, names = draws[2]
+    assert sum(variant.PUBLIC.get(slot) == bug for slot, bug in bugs.items()) <= 2 and base != variant.PUBLIC_BASE
+    assert not set(names.values()) & set(variant.PUBLIC_NAMES.values())

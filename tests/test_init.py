@@ -12,6 +12,7 @@ def test_public_names():
     assert set(posenc.__all__) == {
         "angular_frequencies", "positional_encoding", "positional_encoding_loop", "shift_matrix",
         "rope", "alibi_slopes", "alibi_bias", "positional_encoding_2d", "rope_2d", "rope_frequencies",
+        "rope_config",
     }
     for name in posenc.__all__:
         assert callable(getattr(posenc, name))

@@ -45,7 +45,8 @@ WHEELHOUSE = Path(os.environ.get("POSENC_WHEELHOUSE", Path(sys.prefix) / "wheelh
 MODULE_EXTRAS = {**{m: {"torch"} for m in MODULES if m.startswith("pytorch/")},
                  **{m: {"tensorflow"} for m in MODULES if m.startswith("tensorflow/")},
                  "plot.py": {"plot"},
-                 "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"}, "shipping.py": {"torch"},
+                 "bench.py": {"torch", "tensorflow"}, "experiment.py": {"torch"}, "long_context.py": {"torch"},
+                 "shipping.py": {"torch"},
                  "foils.py": {"torch", "tensorflow"}, "reference.py": {"torch"}}
 
 

@@ -5,8 +5,8 @@ main-path chapter (the parts Foundations, Implementations and Going further of _
 most 3,000 words of it, and the main path at most 30,000; what a learner reads beyond that
 belongs in an appendix. The counts are printed (`pytest -s`) so that a change shows its cost.
 
-Every main-path chapter also ends with "Check your understanding" (issue 34): 2 to 4 conceptual
-questions, no code, and their answers in a collapsed admonition.
+Every chapter also ends with "Check your understanding" (issue 34), in the poll format that
+tests/test_polls.py checks (issue 45).
 """
 
 import json
@@ -116,48 +116,9 @@ def test_the_count_drops_math_fences_and_code_cells(tmp_path, markdown, expected
     assert prose_words.prose_words(_notebook(tmp_path, *markdown)) == expected
 
 
-def check_your_understanding_problems(notebook: Path) -> list[str]:
-    """What keeps the notebook's last cell from being a concept check: a markdown cell headed
-    "## Check your understanding" with 2 to 4 numbered questions, then their answers, as many, in
-    a collapsed admonition (hidden until the reader opens it)."""
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    last = cells[-1] if cells else {}
-    source = "".join(last.get("source", ""))
-    if last.get("cell_type") != "markdown" or not source.startswith("## Check your understanding\n"):
-        return ["the last cell is not a markdown cell headed '## Check your understanding'"]
-    questions, _, answers = source.partition("```{admonition} Answers\n:class: dropdown\n")
-    problems = []
-    if not answers:
-        return ["no '{admonition} Answers' with ':class: dropdown' (the answers must be hidden)"]
-    n_questions = len(re.findall(r"^\d+\. ", questions, flags=re.M))
-    n_answers = len(re.findall(r"^\d+\. ", answers, flags=re.M))
-    if not 2 <= n_questions <= 4:
-        problems.append(f"{n_questions} questions, expected 2 to 4")
-    if n_answers != n_questions:
-        problems.append(f"{n_questions} questions but {n_answers} answers")
-    if "```" in questions.split("\n", 1)[1]:
-        problems.append("code in the questions: the checks are conceptual")
-    return problems
-
-
-@pytest.mark.parametrize("notebook", prose_words.main_path(), ids=lambda p: p.stem)
-def test_every_main_path_chapter_ends_with_check_your_understanding(notebook):
-    assert check_your_understanding_problems(notebook) == []
-
-
-@pytest.mark.parametrize("markdown, expected", [
-    ("## Check your understanding\n\n1. Why?\n2. How?\n\n```{admonition} Answers\n:class: dropdown\n\n"
-     "1. Because.\n2. So.\n```", []),
-    ("## Summary\n\n1. Why?", ["the last cell is not a markdown cell headed '## Check your understanding'"]),
-    ("## Check your understanding\n\n1. Why?\n2. How?\n\n1. Because.\n2. So.",
-     ["no '{admonition} Answers' with ':class: dropdown' (the answers must be hidden)"]),
-    ("## Check your understanding\n\n1. Why?\n\n```{admonition} Answers\n:class: dropdown\n\n1. Because.\n```",
-     ["1 questions, expected 2 to 4"]),
-    ("## Check your understanding\n\n1. Why?\n2. How?\n\n```{admonition} Answers\n:class: dropdown\n\n1. So.\n```",
-     ["2 questions but 1 answers"]),
-])
-def test_the_concept_check_is_recognised(tmp_path, markdown, expected):
-    path = tmp_path / "x.ipynb"
-    path.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": markdown}],
-                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    assert check_your_understanding_problems(path) == expected
+@pytest.mark.parametrize("notebook", prose_words.appendices(), ids=lambda p: p.stem)
+def test_every_appendix_states_its_estimated_time_once(notebook):
+    stated = prose_words.stated_appendix_time(notebook)
+    assert stated == prose_words.counts(notebook).total_minutes, (
+        "the appendix's time line is missing or out of date: run `python tools/prose_words.py --write`")
+    assert prose_words.stated_times(notebook) is None, "an appendix states one time, not core and whole"

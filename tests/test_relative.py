@@ -353,3 +353,14 @@ def test_causal_row_is_the_papers_bias():
 def test_alibi_errors(call, error, message):
     with pytest.raises(error, match=exactly(message)):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: rope(np.zeros((2, 4)), offset=10**400),
+    lambda: posenc.relative.rope_cos_sin(2, 4, offset=2**53),
+    lambda: alibi_bias(10**400, 2),
+], ids=["rope", "rope_cos_sin", "alibi_bias"])
+def test_positions_past_float64s_exact_range_are_refused_by_name(call):
+    """Past 2**53 float64 skips integers: a clear ValueError, not NumPy's OverflowError."""
+    with pytest.raises(ValueError, match=r"2\*\*53"):
+        call()

@@ -82,3 +82,42 @@ def test_rope_2d_keeps_shape_and_dtype_and_leading_axes():
 def test_bad_input_gets_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("height, width, embed_dim", [(4, 4, 16), (3, 5, 8)])
+def test_mae_layout_is_one_call(height, width, embed_dim):
+    table = positional_encoding_2d(height, width, embed_dim, layout="mae")
+    assert table.shape == (height * width, embed_dim)
+    np.testing.assert_allclose(table, mae_2d_encoding(height, width, embed_dim), rtol=0, atol=1e-12)
+
+
+def rope_vit_axial(x, theta):
+    """RoPE-ViT's axial rotation (naver-ai/rope-vit, self-attn/rope_self_attn.py:
+    compute_axial_cis, init_t_xy, apply_rotary_emb) re-created with NumPy complex numbers:
+    patches flattened row by row, t_x = t % width (the column) on the first half of the
+    pairs, t_y = t // width (the row) on the second, consecutive coordinates as one pair."""
+    height, width, dim = x.shape
+    frequencies = 1.0 / theta ** (np.arange(0, dim, 4)[: dim // 4] / dim)
+    t = np.arange(height * width)
+    angles = np.concatenate([np.outer(t % width, frequencies), np.outer(t // width, frequencies)], 1)
+    pairs = x.reshape(height * width, dim // 2, 2)
+    turned = (pairs[..., 0] + 1j * pairs[..., 1]) * np.exp(1j * angles)
+    return np.stack([turned.real, turned.imag], -1).reshape(height, width, dim)
+
+
+def test_rope_2d_columns_first_is_rope_vits_code():
+    x = np.random.default_rng(4).standard_normal((3, 5, 16))
+    np.testing.assert_allclose(rope_2d(x, base=100.0, first="columns"), rope_vit_axial(x, 100.0),
+                               rtol=0, atol=1e-12)
+    assert np.abs(rope_2d(x, base=100.0) - rope_vit_axial(x, 100.0)).max() > 0.1  # rows first
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: positional_encoding_2d(2, 2, 6, layout="mae"), ValueError),
+    (lambda: positional_encoding_2d(2, 2, 8, layout="MAE"), ValueError),
+    (lambda: rope_2d(np.zeros((2, 2, 8)), first=0), TypeError),
+    (lambda: rope_2d(np.zeros((2, 2, 8)), first="x"), ValueError),
+])
+def test_bad_layout_or_first_is_a_clear_error(call, error):
+    with pytest.raises(error):
+        call()

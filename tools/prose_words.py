@@ -14,10 +14,12 @@ A chapter's *time* is estimated from the same counts: reading at 150 words a min
 minute for each code cell (run it, read its output), rounded to 5 minutes; the time of the core
 counts the core only. Solving the exercises is extra.
 
-Every main-path chapter states both times in a line under its title (``TIME_LINE``);
+Every main-path chapter states both times in a line under its title (``TIME_LINE``); an
+appendix ("Going deeper" in _toc.yml) has no core and states one time, the whole appendix read
+(``APPENDIX_TIME_LINE``);
 `python tools/prose_words.py` prints, per main-path chapter (Foundations, Implementations,
 Going further in _toc.yml), the core and optional words and both times, and the totals;
-`python tools/prose_words.py --write` writes the time lines anew.
+`python tools/prose_words.py --write` writes the time lines anew (`--write FILE...`: only those).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN_PATH_PARTS = ("Foundations", "Implementations", "Going further")
+APPENDIX_PARTS = ("Going deeper",)
 OPTIONAL_PREFIX = "Optional: "
 PRACTICE_SECTIONS = ("Exercises",)
 WORDS_PER_MINUTE = 150
@@ -37,6 +40,8 @@ MINUTES_PER_CODE_CELL = 1
 _HEADING = re.compile(r"^(#{1,6}) (.*)$")
 TIME_LINE = "**Time:** core {core} min · whole chapter {total} min ({{ref}}`how estimated <chapter-times>`)."
 _TIME_LINE = re.compile(r"^\*\*Time:\*\* core (\d+) min · whole chapter (\d+) min .*$", flags=re.M)
+APPENDIX_TIME_LINE = "**Time:** {total} min, the whole appendix ({{ref}}`how estimated <chapter-times>`)."
+_APPENDIX_TIME_LINE = re.compile(r"^\*\*Time:\*\* (\d+) min, the whole appendix .*$", flags=re.M)
 
 
 def _without_fences_and_math(text: str) -> str:
@@ -138,20 +143,32 @@ def stated_times(notebook: Path) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def write_time_line(notebook: Path) -> bool:
+def stated_appendix_time(notebook: Path) -> int | None:
+    """The minutes that an appendix's time line states, or None."""
+    first = next(c for c in _cells(notebook) if c["cell_type"] == "markdown")
+    found = _APPENDIX_TIME_LINE.search("".join(first["source"]))
+    return int(found.group(1)) if found else None
+
+
+def write_time_line(notebook: Path, *, appendix: bool = False) -> bool:
     """Put the estimated times under the title of ``notebook``; True when the file changed.
 
-    The line itself is prose, so it is written until the estimate no longer moves."""
+    An appendix (``appendix=True``) gets one time, the whole appendix. The line itself is
+    prose, so it is written until the estimate no longer moves."""
     import nbformat
 
+    pattern = _APPENDIX_TIME_LINE if appendix else _TIME_LINE
     changed = False
     for _ in range(3):
         c = counts(notebook)
-        line = TIME_LINE.format(core=c.core_minutes, total=c.total_minutes)
+        if appendix:
+            line = APPENDIX_TIME_LINE.format(total=c.total_minutes)
+        else:
+            line = TIME_LINE.format(core=c.core_minutes, total=c.total_minutes)
         nb = nbformat.read(notebook, as_version=4)
         first = next(cell for cell in nb.cells if cell.cell_type == "markdown")
-        if _TIME_LINE.search(first.source):
-            source = _TIME_LINE.sub(line, first.source, count=1)
+        if pattern.search(first.source):
+            source = pattern.sub(line, first.source, count=1)
         else:
             title, _, rest = first.source.partition("\n")
             source = f"{title}\n\n{line}\n{rest}"
@@ -163,15 +180,24 @@ def write_time_line(notebook: Path) -> bool:
     return changed
 
 
-def main_path() -> list[Path]:
-    """The main path's notebooks, in the order of ``_toc.yml``."""
+def _chapters_of(parts: tuple[str, ...]) -> list[Path]:
     chapters, part = [], None
     for line in (ROOT / "_toc.yml").read_text(encoding="utf-8").splitlines():
         if m := re.match(r"\s*- caption:\s*(.+)", line):
             part = m.group(1).strip()
-        elif (m := re.match(r"\s*- file:\s*(\S+)", line)) and part in MAIN_PATH_PARTS:
+        elif (m := re.match(r"\s*- file:\s*(\S+)", line)) and part in parts:
             chapters.append(ROOT / f"{m.group(1)}.ipynb")
     return chapters
+
+
+def main_path() -> list[Path]:
+    """The main path's notebooks, in the order of ``_toc.yml``."""
+    return _chapters_of(MAIN_PATH_PARTS)
+
+
+def appendices() -> list[Path]:
+    """The appendices' notebooks ("Going deeper"), in the order of ``_toc.yml``."""
+    return _chapters_of(APPENDIX_PARTS)
 
 
 def table() -> str:
@@ -191,7 +217,8 @@ if __name__ == "__main__":
     import sys
 
     if "--write" in sys.argv[1:]:
-        for nb in main_path():
-            if write_time_line(nb):
+        only = {(ROOT / name).resolve() for name in sys.argv[1:] if name != "--write"}
+        for nb, appendix in [(nb, False) for nb in main_path()] + [(nb, True) for nb in appendices()]:
+            if (not only or nb.resolve() in only) and write_time_line(nb, appendix=appendix):
                 print(f"time line of {nb.relative_to(ROOT)} written")
     print(table())

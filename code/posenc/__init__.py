@@ -9,15 +9,21 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`rope`: rotary position embedding (Su et al. 2021) of queries or keys.
 - :func:`rope_frequencies`: RoPE's frequencies, stretched for longer contexts (linear,
   dynamic NTK, YaRN, Llama 3) as Hugging Face ``transformers`` does (``posenc.rope_scaling``).
+- :func:`rope_config`: a ``transformers`` model's config (``PretrainedConfig`` or
+  ``config.json``) read into the arguments of :func:`rope_frequencies`.
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
 - :func:`positional_encoding_2d`, :func:`rope_2d`: positions on a 2-D grid of image patches
-  (``posenc.two_d``: MAE's 2-D sine-cosine encoding, axial 2-D RoPE).
+  (``posenc.two_d``: MAE's 2-D sine-cosine encoding, also in MAE's own order with
+  ``layout="mae"``; axial 2-D RoPE, in RoPE-ViT's half order with ``first="columns"``).
 - ``posenc.attention``: softmax, causal mask, scaled dot-product attention and the four
   terms of a score with added positions (NumPy).
-- ``posenc.reference``: correct reference forms the book compares with (the textbook
-  vectorized encoding, the buffered PyTorch module), not what the package ships.
+- ``posenc.reference``: correct forms the book compares the package's own choices with (the
+  textbook vectorized encoding, MAE's 2-D table as MAE's code writes it, the buffered PyTorch
+  module).
 - ``posenc.foils``: naive or wrong versions of popular sources the course compares with.
-- ``posenc.pytorch``: a ``torch.nn.Module`` (imports PyTorch).
+- ``posenc.pytorch``: ``torch.nn.Module`` versions (sinusoidal, learned, RoPE, ALiBi) and
+  ``HFRotaryEmbedding``, a drop-in rotary embedding for ``transformers`` models (imports
+  PyTorch).
 - ``posenc.tensorflow``: Keras 3 layers (sinusoidal, RoPE, ALiBi) for any Keras backend
   (imports Keras; TensorFlow only when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).
@@ -34,7 +40,7 @@ from .encoding import (
     shift_matrix,
 )
 from .relative import alibi_bias, alibi_slopes, rope
-from .rope_scaling import rope_frequencies
+from .rope_scaling import rope_config, rope_frequencies
 from .two_d import positional_encoding_2d, rope_2d
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "positional_encoding_loop",
     "rope",
     "rope_2d",
+    "rope_config",
     "rope_frequencies",
     "shift_matrix",
 ]

@@ -21,7 +21,7 @@ of the ``log2(n_digits)`` rounds of combinations adds a few roundings. The float
 :func:`posenc.positional_encoding` (up to about ``pos * 2**-53`` each). So a row computed
 in a graph is within ``GRAPH_TOLERANCE + pos * 2**-52`` of the eager (float64) row, with
 ``GRAPH_TOLERANCE = 2**-20`` (about 1e-6): measured, at most ``0.2 * 2**-20`` above
-``pos * 2**-52`` for widths 8 to 512 and positions up to ``2**53`` (``tests/test_digits.py``).
+``pos * 2**-52`` for widths 8 to 512 and positions up to ``2**53`` (the project's tests).
 Positions below 256 are exact lookups. In float64 the combinations add at most ``2**-50``.
 
 The combination is written with Python operators (``%``, ``//``, ``*``, ``+``, ``-``,

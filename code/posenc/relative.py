@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_base, check_head_dim, check_int, check_real
+from ._validate import check_base, check_head_dim, check_int, check_real, check_window
 from .encoding import angular_frequencies
 from .rope_scaling import rope_frequencies
 
@@ -74,7 +74,8 @@ def rope_cos_sin(
     Raises:
         TypeError: an integer argument is not an integer, ``base`` is not a real number, or
             ``scaling`` is not valid (see :func:`posenc.rope_frequencies`).
-        ValueError: ``seq_len`` or ``offset`` is negative, ``head_dim`` is odd or < 2,
+        ValueError: ``seq_len`` or ``offset`` is negative, ``offset + seq_len > 2**53``
+            (past it float64 no longer holds every position), ``head_dim`` is odd or < 2,
             ``base`` is not finite and > 1, or ``scaling`` is not valid.
 
     Source: Su et al. 2021, RoFormer, section 3.2 (``theta_i = 10000^(-2(i-1)/d)`` for
@@ -83,6 +84,7 @@ def rope_cos_sin(
     seq_len = check_int("seq_len", seq_len)
     head_dim = check_head_dim("head_dim", head_dim)
     offset = check_int("offset", offset)
+    check_window(offset, seq_len)
     if scaling is None:
         omega, attention_factor = angular_frequencies(head_dim, base=base)[0::2], 1.0  # per pair
     else:
@@ -281,12 +283,13 @@ def alibi_bias(seq_len: int, n_heads: int) -> np.ndarray:
 
     Raises:
         TypeError: ``seq_len`` or ``n_heads`` is not an integer.
-        ValueError: ``seq_len < 0`` or ``n_heads < 1``.
+        ValueError: ``seq_len < 0``, ``seq_len > 2**53`` or ``n_heads < 1``.
 
     Source: Press, Smith and Lewis 2022, "Train Short, Test Long", ICLR, section 3
     (figure 3).
     """
     seq_len = check_int("seq_len", seq_len)
+    check_window(0, seq_len)
     slopes = alibi_slopes(n_heads)
     positions = np.arange(seq_len)
     minus_distance = -np.abs(positions[:, np.newaxis] - positions)  # integers: no -0.0

@@ -13,16 +13,24 @@ frequency ``w_i = base ** (-2i / head_dim)`` of every pair ``i`` so that positio
   so the fast pairs barely change and the slow ones slow down the most, chosen from the
   current sequence length ``seq_len``.
 - ``"yarn"``, YaRN (Peng et al. 2023): fast pairs unchanged, slow pairs interpolated as in
-  ``"linear"``, a linear ramp between them in the number of turns over ``L``, plus an
-  ``attention_factor`` on the cosines and sines (so on queries and keys).
+  ``"linear"``, and between them a ramp that is linear in the pair index ``i``, from the
+  pair that turns ``beta_fast`` times over ``L`` to the one that turns ``beta_slow`` times
+  (both ends rounded outwards to whole pairs), as ``transformers`` and YaRN's reference code
+  (``jquesnelle/yarn``) compute it; plus an ``attention_factor`` on the cosines and sines
+  (so on queries and keys). The paper writes the ramp as a function of the number of turns
+  ``r`` itself, ``(r - alpha) / (beta - alpha)``; since ``r`` falls geometrically with ``i``,
+  the two ramps have the same ends but different shapes in between.
 - ``"llama3"``, Llama 3.1's rule (Llama Team, Meta 2024): like YaRN's, but the ramp is
   placed by wavelength (``L / high_freq_factor`` to ``L / low_freq_factor``) and there is
   no attention factor.
 
-The keys and defaults are those of Hugging Face ``transformers``' ``rope_parameters``
-(``transformers.modeling_rope_utils``, version 5): a model's ``config.json`` can be read
-into ``scaling`` as it is (less ``rope_theta``, which is :func:`rope_frequencies`' ``base``).
-``tests/test_rope_scaling.py`` checks every type against ``transformers``.
+The ``scaling`` dicts have the keys and defaults of Hugging Face ``transformers``'
+``rope_parameters`` (``transformers.modeling_rope_utils``, version 5) without
+``rope_theta`` (:func:`rope_frequencies`' ``base``). A model's ``config.json`` (of
+``transformers`` 4 or 5) or its ``PretrainedConfig`` is read by :func:`rope_config`, which
+fills in every default as ``transformers`` 5 does and returns the arguments of
+:func:`rope_frequencies`; do not pass a config's rope section to ``scaling`` unread (its
+``"dynamic"`` length, for one, is ``max_position_embeddings``, outside that section).
 
 This module imports NumPy only.
 """
@@ -33,7 +41,7 @@ import math
 
 import numpy as np
 
-from ._validate import check_base, check_head_dim, check_int, check_real
+from ._validate import MAX_POSITION, check_base, check_head_dim, check_int, check_real
 
 #: The keys every scaling type accepts: (required, optional with their defaults).
 #: ``None`` as a default means "computed from the other keys" (see :func:`rope_frequencies`).
@@ -170,8 +178,13 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0, scaling: dict | No
             ``"linear"``), ``"beta_fast"`` (default 32), ``"beta_slow"`` (default 1),
             ``"attention_factor"``, ``"mscale"``, ``"mscale_all_dim"``, ``"truncate"``
             (default ``True``) for ``"yarn"``; ``"low_freq_factor"`` and
-            ``"high_freq_factor"`` (required, 1 and 4 in Llama 3.1) for ``"llama3"``.
-        seq_len: keyword only, the length of the current sequence (an ``int >= 0``, tokens);
+            ``"high_freq_factor"`` (required, 1 and 4 in Llama 3.1) for ``"llama3"``. For
+            ``"dynamic"``, ``"original_max_position_embeddings"`` is the length at which the
+            base starts to grow, which ``transformers`` takes from the config's
+            ``max_position_embeddings`` (not from the section): read a model's config with
+            :func:`rope_config`, which puts the right length here.
+        seq_len: keyword only, the length of the current sequence (an ``int`` from 0 to
+            ``2**53``, tokens);
             required by ``"dynamic"``, unused by the other types.
 
     Returns:
@@ -187,7 +200,7 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0, scaling: dict | No
             number, ``scaling`` is not ``None`` or a dict, or one of its values has the wrong
             type.
         ValueError: ``head_dim`` is odd or < 2, ``base`` is not finite and > 1, ``seq_len``
-            is negative or missing for ``"dynamic"``, or ``scaling`` is invalid: unknown
+            is negative, past ``2**53`` or missing for ``"dynamic"``, or ``scaling`` is invalid: unknown
             ``rope_type``, missing or unknown key, ``factor < 1``, non-positive lengths,
             betas or factors, ``beta_fast < beta_slow``, ``high_freq_factor <=
             low_freq_factor``.
@@ -206,6 +219,9 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0, scaling: dict | No
     base = check_base(base)
     if seq_len is not None:
         seq_len = check_int("seq_len", seq_len)
+        if seq_len > MAX_POSITION:
+            raise ValueError(f"seq_len must be <= 2**53 = {MAX_POSITION} (float64 holds every "
+                             f"position up to it exactly), got {seq_len}")
     values = check_scaling(scaling)
     exponents = np.arange(0, head_dim, 2, dtype=np.float64) / head_dim  # 2i / head_dim
     if values is None:
@@ -272,3 +288,195 @@ def _llama3(frequencies: np.ndarray, values: dict) -> np.ndarray:
     between = (1.0 - smooth) * frequencies / factor + smooth * frequencies
     return np.where(wavelengths < original / high, frequencies,
                     np.where(wavelengths > original / low, frequencies / factor, between))
+
+
+#: The rope types of ``transformers`` that :func:`rope_config` reads.
+CONFIG_TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
+
+_MISSING = object()
+
+
+def _length(name: str, value) -> int:
+    """A length of a config as an ``int``: ``8192`` or ``8192.0`` (integral floats, as JSON
+    writers sometimes give) accepted, anything else refused."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return check_int(name, value, minimum=1)
+
+
+def rope_config(config) -> dict:
+    """The arguments of :func:`rope_frequencies` for a Hugging Face ``transformers`` model.
+
+    Reads a model's configuration as ``transformers`` 5 (5.24) reads it, defaults filled in
+    the same way, and returns ``{"head_dim": ..., "base": ..., "scaling": ...}`` such that
+    ``rope_frequencies(d["head_dim"], base=d["base"], scaling=d["scaling"], seq_len=n)``
+    gives the model's inverse frequencies (``inv_freq``) and attention factor
+    (``attention_scaling``) at sequence length ``n``. The modules take the same keys, with
+    ``layout="half"`` (``transformers`` pairs coordinate ``i`` with ``i + head_dim / 2``,
+    where RoFormer's paper pairs ``2i`` with ``2i + 1``):
+    ``posenc.pytorch.RotaryEmbedding(**d, layout="half")``, and the Keras layer
+    ``posenc.tensorflow.RotaryEmbedding(base=d["base"], scaling=d["scaling"],
+    layout="half")`` (which reads ``head_dim`` from its input);
+    :class:`posenc.pytorch.HFRotaryEmbedding` does all of it from the config.
+
+    What is read, from the config's attributes (a ``PretrainedConfig``, duck-typed: this
+    function does not import ``transformers``) or keys (a ``config.json`` dict):
+
+    - the rope section: ``rope_scaling`` (``transformers`` 4 and model cards) or else
+      ``rope_parameters`` (``transformers`` 5); none, ``null`` or ``{}`` means no scaling;
+    - its type: ``"rope_type"``, else the older ``"type"``, else ``"default"``;
+    - ``base``: ``"rope_theta"`` inside the section (``transformers`` 5), else the
+      top-level ``rope_theta`` (``transformers`` 4), else 10000 (the default of
+      ``transformers``' base class; a few model classes, e.g. Llama 4's, Qwen2.5-VL's,
+      default to other values: pass their ``PretrainedConfig`` or write ``rope_theta``);
+    - ``head_dim``: the config's ``head_dim``, else ``hidden_size // num_attention_heads``,
+      times ``partial_rotary_factor`` (inside the section, else top-level; 1 if absent) and
+      truncated to an ``int``, as ``transformers`` does: the returned ``head_dim`` is the
+      width of the rotated part of each head (e.g. 32 of 128 for ``0.25``);
+    - ``"linear"``: ``factor``. ``"dynamic"``: ``factor``, and as the trained length the
+      config's ``max_position_embeddings``, which ``transformers``' dynamic rule uses (it
+      ignores an ``original_max_position_embeddings`` in the section: so does this
+      function, which would otherwise give frequencies far from the model's);
+    - ``"yarn"`` and ``"llama3"``: ``original_max_position_embeddings`` from the top level
+      of the config if it has one there (``transformers``' exception for Phi-3-style
+      configs), else from the section, else ``max_position_embeddings``; for ``"yarn"``
+      a ``factor`` of ``null`` becomes ``max_position_embeddings /
+      original_max_position_embeddings``, ``beta_fast`` and ``beta_slow`` of ``null`` or 0
+      become 32 and 1, a ``truncate`` of ``null`` means no rounding (``transformers`` reads
+      ``.get("truncate", True)``), and ``attention_factor``, ``mscale``, ``mscale_all_dim``
+      are passed on; ``"llama3"``: ``factor``, ``low_freq_factor``, ``high_freq_factor``;
+    - lengths as integers; integral floats such as ``8192.0`` are accepted. Keys a type
+      does not use are ignored, as ``transformers`` ignores them (it logs a warning).
+
+    Where ``transformers`` 4 and 5 differ, this follows 5. The difference that changes the
+    frequencies: ``transformers`` 4.4x replaced YaRN's ``factor`` by
+    ``max_position_embeddings / original_max_position_embeddings`` whenever the section had
+    ``original_max_position_embeddings`` (so Qwen2.5's model-card snippet, both lengths
+    32768, ran unscaled there, with attention factor 1), where 5 keeps the written
+    ``factor`` and uses the ratio only when ``factor`` is ``null``.
+
+    Args:
+        config: a ``transformers.PretrainedConfig`` (anything with its attributes) or a
+            ``dict`` of a model's ``config.json``.
+
+    Returns:
+        ``dict`` with ``"head_dim"`` (``int``, even), ``"base"`` (``float``) and
+        ``"scaling"`` (``None`` or a dict of :func:`rope_frequencies`, defaults filled in).
+
+    Raises:
+        TypeError: ``config`` is neither a mapping nor an object with config attributes, or
+            a value has the wrong type (a length that is not an integer, a string factor).
+        ValueError: a config ``transformers`` cannot read either (a type's required key
+            missing, no ``hidden_size``/``num_attention_heads`` nor ``head_dim``, no
+            ``max_position_embeddings`` where it is needed), a rope type posenc does not
+            implement (``"longrope"`` of Phi-3, ``"proportional"``, per-layer sections of
+            Gemma 3 and others: the message says so), an odd rotated width, or values that
+            ``transformers`` accepts with only a logged warning but that give meaningless
+            frequencies (``factor < 1``, a negative length, ``beta_fast < beta_slow``).
+
+    Source: ``transformers.modeling_rope_utils`` (5.24: ``RotaryEmbeddingConfigMixin.
+    standardize_rope_params`` and the ``_compute_*_parameters`` functions); the rules: see
+    :func:`rope_frequencies`.
+    """
+    if isinstance(config, dict):
+        def get(name, default=None):
+            return config.get(name, default)
+        has = config.__contains__
+    elif hasattr(config, "__dict__") or hasattr(type(config), "__getattr__"):
+        def get(name, default=None):
+            return getattr(config, name, default)
+
+        def has(name):
+            return hasattr(config, name)
+    else:
+        raise TypeError(f"config must be a transformers PretrainedConfig or a dict of a "
+                        f"config.json, got {type(config).__name__} {config!r}")
+    section = get("rope_scaling") or get("rope_parameters") or {}
+    if not isinstance(section, dict):
+        raise TypeError(f"the config's rope_scaling / rope_parameters must be a dict or null, "
+                        f"got {type(section).__name__} {section!r}")
+    if section and all(isinstance(value, dict) or value is None for value in section.values()):
+        raise ValueError(f"the config has one rope section per layer type ({sorted(section)}, "
+                         f"as Gemma 3 and ModernBERT have); posenc reads one section: pass "
+                         f"a config whose rope_parameters is one of them")
+    rope_type = section.get("rope_type", section.get("type", "default"))
+    if rope_type not in CONFIG_TYPES:
+        raise ValueError(
+            f"rope type {rope_type!r} is not implemented by posenc (it reads "
+            f"{', '.join(map(repr, CONFIG_TYPES))})"
+            + ("; 'longrope' (Phi-3, Phi-3.5) scales every pair by its own searched factor "
+               "(short_factor / long_factor), which posenc does not implement"
+               if rope_type in ("longrope", "su") else ""))
+    base = section.get("rope_theta", _MISSING)
+    if base is _MISSING:
+        base = get("rope_theta", 10000.0)
+    base = check_base(base)
+
+    head_dim = get("head_dim")
+    if head_dim is None:
+        hidden, heads = get("hidden_size"), get("num_attention_heads")
+        if hidden is None or heads is None:
+            raise ValueError("the config gives neither head_dim nor hidden_size and "
+                             "num_attention_heads: the width of a head is unknown")
+        head_dim = check_int("hidden_size", hidden, minimum=1) // check_int(
+            "num_attention_heads", heads, minimum=1)
+    head_dim = check_int("head_dim", head_dim, minimum=1)
+    partial = section.get("partial_rotary_factor", _MISSING)
+    if partial is _MISSING:
+        partial = get("partial_rotary_factor")
+    if partial is not None:
+        partial = check_real("partial_rotary_factor", partial, above=0.0)
+        if partial > 1:
+            raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial!r}")
+        head_dim = int(head_dim * partial)
+    if head_dim < 2 or head_dim % 2:
+        raise ValueError(f"the rotated width of a head is {head_dim} (head_dim times "
+                         f"partial_rotary_factor {partial}); RoPE needs an even width >= 2")
+    result = {"head_dim": head_dim, "base": base, "scaling": None}
+    if rope_type == "default":
+        return result
+
+    def required(key):
+        if section.get(key) is None:
+            raise ValueError(f"the config's rope section of type {rope_type!r} has no "
+                             f"{key!r}, which transformers requires too; got {section!r}")
+        return section[key]
+
+    def max_positions():
+        if get("max_position_embeddings") is None:
+            raise ValueError(f"rope type {rope_type!r} needs the config's "
+                             f"max_position_embeddings, which it does not have")
+        return _length("max_position_embeddings", get("max_position_embeddings"))
+
+    scaling: dict = {"rope_type": rope_type}
+    if rope_type in ("yarn", "llama3"):
+        if has("original_max_position_embeddings"):
+            original = get("original_max_position_embeddings")
+        else:
+            original = section.get("original_max_position_embeddings")
+            if original is None:
+                original = max_positions()
+        scaling["original_max_position_embeddings"] = _length(
+            "original_max_position_embeddings", original)
+    if rope_type == "yarn":
+        if "factor" not in section:
+            required("factor")
+        factor = section["factor"]
+        if factor is None:
+            factor = max_positions() / scaling["original_max_position_embeddings"]
+        scaling["factor"] = factor
+        scaling["beta_fast"] = section.get("beta_fast") or 32.0
+        scaling["beta_slow"] = section.get("beta_slow") or 1.0
+        for key in ("attention_factor", "mscale", "mscale_all_dim"):
+            scaling[key] = section.get(key)
+        truncate = section.get("truncate", True)
+        scaling["truncate"] = bool(truncate) if truncate is None else truncate
+    else:
+        scaling["factor"] = required("factor")
+    if rope_type == "dynamic":
+        scaling["original_max_position_embeddings"] = max_positions()
+    if rope_type == "llama3":
+        scaling["low_freq_factor"] = required("low_freq_factor")
+        scaling["high_freq_factor"] = required("high_freq_factor")
+    result["scaling"] = check_scaling(scaling)
+    return result

@@ -182,6 +182,10 @@ class _PositionTables(nn.Module):
         self.base = check_base(base)
         self._tables: OrderedDict[tuple[torch.dtype, torch.device], torch.Tensor] = OrderedDict()
         self._far_tables: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
+        # The tables graphs read, per (dtype, device): fixed when first prepared, so that an
+        # eager call that grows ``_tables`` (and ``max_len``) does not invalidate the guards
+        # of graphs compiled before it (each would recompile, up to torch's limit of 8).
+        self._graph_tables: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
 
     def _column_frequencies(self) -> np.ndarray:
         """The float64 angular frequency of every column, shape ``(width,)``: here those of
@@ -263,9 +267,18 @@ class _PositionTables(nn.Module):
         rows = torch.stack((sin, cos), dim=-1).flatten(-2)[..., : self._width]
         return rows.to(dtype)
 
+    def _graph_table(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """The table graphs of ``dtype`` on ``device`` read: the first one prepared (or, if
+        none was, the current one), kept when eager calls grow the table later."""
+        key = (dtype, device)
+        table = self._graph_tables.get(key)
+        if table is None:
+            table = self._graph_tables[key] = self.table(dtype, device)
+        return _traced(table)
+
     def _prepare(self, dtype: torch.dtype, device: torch.device) -> None:
         """Compute the tables a graph of ``dtype`` on ``device`` will use, before tracing."""
-        self.table(dtype, device)
+        self._graph_table(dtype, device)
         self._far_constants(dtype, device)
 
     def _apply(self, fn, recurse=True):
@@ -281,7 +294,8 @@ class _PositionTables(nn.Module):
             self._tables.clear()
             self._keep(key, table)
             self._far_tables.clear()
-            self._far_constants(*key)
+            self._graph_tables.clear()
+            self._prepare(*key)
         return result
 
     def _ensure(self, start: int, end: int, dtype, device) -> bool:
@@ -302,13 +316,17 @@ class _PositionTables(nn.Module):
         return True
 
     def _lookup(self, positions: torch.Tensor, dtype, device) -> torch.Tensor:
-        """Rows for integer positions inside a graph: the table's row below ``max_len``,
-        the row computed in the graph from there on; shape ``positions.shape + (width,)``."""
+        """Rows for integer positions inside a graph: the graph table's row below its length,
+        the row computed in the graph from there on; shape ``positions.shape + (width,)``.
+        The graph table (:meth:`_graph_table`) does not follow eager growth, so neither does
+        a compiled graph's guard."""
         far = self._far_rows(positions, dtype, device)
-        if self.max_len == 0:
+        table = self._graph_table(dtype, device)
+        rows = _concrete(table.shape[0])  # a constant: torch.jit.trace gives a 0-d tensor
+        if rows == 0:
             return far
-        inside = self.table(dtype, device)[positions.clamp(0, self.max_len - 1)]
-        return torch.where((positions < self.max_len)[..., None], inside, far)
+        inside = table[positions.clamp(0, rows - 1)]
+        return torch.where((positions < rows)[..., None], inside, far)
 
     def _rows(self, offset, seq_len, dtype, device) -> torch.Tensor:
         """Rows for positions ``offset .. offset + seq_len - 1``, shape ``(seq_len, width)``."""

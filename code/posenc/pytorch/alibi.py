@@ -48,12 +48,11 @@ class ALiBi(_PositionTables):
         :meth:`bias` returns the bias alone, ``(n_heads, q_len, k_len)``, e.g. for the
         ``attn_mask`` of ``torch.nn.functional.scaled_dot_product_attention``.
 
-    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
-    end (no graph break), ``torch.export.export`` (strict and non-strict) with dynamic
-    ``q_len`` and ``k_len``, ``torch.onnx.export`` with the dynamo and the legacy
-    exporters, run by onnxruntime within 1e-5 of eager, and ``torch.jit.trace``; any
-    length in each.
+    Shipping paths (each checked by the project's tests on a fresh module, float32, CPU):
+    ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back end (no
+    graph break), ``torch.export.export`` (strict and non-strict) with dynamic ``q_len`` and
+    ``k_len``, ``torch.onnx.export`` with the dynamo and the legacy exporters, run by
+    onnxruntime within 1e-5 of eager, and ``torch.jit.trace``; any length in each.
 
     Raises:
         TypeError, ValueError: bad constructor arguments (a positional ``max_len`` is a

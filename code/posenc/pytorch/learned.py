@@ -36,13 +36,13 @@ class LearnedPositionalEmbedding(nn.Module):
         (``module.embedding.weight``) is a parameter in ``state_dict``; it is converted to
         the dtype of ``x`` before the sum.
 
-    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
-    end (no graph break), ``torch.export.export`` (strict and non-strict) with a dynamic
-    ``seq_len``, ``torch.onnx.export`` with the dynamo and the legacy exporters (the legacy
-    one makes ``offset`` a graph input), run by onnxruntime within 1e-5 of eager, and
-    ``torch.jit.trace``. A learned table has no row past ``max_len - 1`` in any graph:
-    with a traced length the graph checks ``offset + seq_len <= max_len`` when it runs.
+    Shipping paths (each checked by the project's tests on a fresh module, float32, CPU):
+    ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back end (no
+    graph break), ``torch.export.export`` (strict and non-strict) with a dynamic ``seq_len``,
+    ``torch.onnx.export`` with the dynamo and the legacy exporters (the legacy one makes
+    ``offset`` a graph input), run by onnxruntime within 1e-5 of eager, and
+    ``torch.jit.trace``. A learned table has no row past ``max_len - 1`` in any graph: with a
+    traced length the graph checks ``offset + seq_len <= max_len`` when it runs.
 
     Raises:
         TypeError, ValueError: bad constructor arguments (``ValueError`` from ``nn.Dropout``

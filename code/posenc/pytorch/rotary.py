@@ -29,9 +29,17 @@ class RotaryEmbedding(_PositionTables):
     The score of query position ``m`` with key position ``n`` then depends on ``m - n``
     only. Pair ``i`` of the vector at position ``pos`` is rotated by ``pos * base **
     (-2i / head_dim)``; ``layout`` says which coordinates form pair ``i``: ``(2i, 2i + 1)``
-    for ``"interleaved"`` (RoFormer, GPT-J) or ``(i, i + head_dim / 2)`` for ``"half"``
-    (GPT-NeoX, Llama in Hugging Face ``transformers``). Weights trained with one layout
-    give other scores with the other.
+    for ``"interleaved"`` (RoFormer's paper, GPT-J; the default) or ``(i, i + head_dim / 2)``
+    for ``"half"`` (GPT-NeoX, every RoPE model of Hugging Face ``transformers``: Llama,
+    Qwen2, Mistral...). Weights trained with one layout give other scores with the other,
+    without any error: a ``transformers`` model needs ``layout="half"``.
+
+    Hugging Face models: ``d = posenc.rope_config(model.config)`` reads a model's RoPE
+    settings as ``transformers`` does; ``RotaryEmbedding(d["head_dim"], base=d["base"],
+    scaling=d["scaling"], layout="half")`` then rotates as the model does. To swap the
+    rotation into the model itself, without rewriting its attention, use
+    :class:`posenc.pytorch.HFRotaryEmbedding` (``model.model.rotary_emb =
+    HFRotaryEmbedding(model.config)``), which is built on this module.
 
     The module has no parameters and nothing in ``state_dict``. Its table holds, for
     positions 0 to ``max_len - 1``, the sine (even columns) and cosine (odd columns) of
@@ -85,35 +93,36 @@ class RotaryEmbedding(_PositionTables):
         With a KV cache, rotate each new key once, when it is computed, with ``offset`` =
         the number of tokens already cached (see :meth:`rotate`).
 
-    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
-    CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
-    end (no graph break), ``torch.export.export`` (strict and non-strict) with a dynamic
-    ``seq_len``, ``torch.onnx.export`` with the dynamo and the legacy exporters, run by
-    onnxruntime within 1e-5 of eager, and ``torch.jit.trace``. The legacy exporter passes
-    every argument of ``forward``: ``offset`` becomes an input of the ONNX graph (feed 0).
-    Any length, offset or positions work in those graphs: rows of the table of
-    ``max_len`` rows are looked up, rows past it are computed in the graph within
-    ``2**-20 + pos * 2**-52`` of eager (see :mod:`posenc._digits`).
+    Shipping paths (each checked by the project's tests on a fresh module, float32, CPU):
+    ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back end (no
+    graph break), ``torch.export.export`` (strict and non-strict) with a dynamic ``seq_len``,
+    ``torch.onnx.export`` with the dynamo and the legacy exporters, run by onnxruntime within
+    1e-5 of eager, and ``torch.jit.trace``. The legacy exporter passes every argument of
+    ``forward``: ``offset`` becomes an input of the ONNX graph (feed 0). Any length, offset or
+    positions work in those graphs: rows of the table of ``max_len`` rows are looked up, rows
+    past it are computed in the graph within ``2**-20 + pos * 2**-52`` of eager (see
+    :mod:`posenc._digits`).
 
-    Scaling (``scaling=``, a model run past the length it was trained on): the frequencies
-    of :func:`posenc.rope_frequencies` with the same dict (Hugging Face ``transformers``'
+    Scaling (``scaling=``, a model run past the length it was trained on): the frequencies of
+    :func:`posenc.rope_frequencies` with the same dict (Hugging Face ``transformers``'
     ``rope_parameters`` without ``rope_theta``) replace ``base ** (-2i / head_dim)``, and the
     rotated vectors are multiplied by its attention factor (YaRN's; 1 otherwise), as
     ``transformers`` multiplies its ``cos`` and ``sin``: with ``layout="half"``, ``rotate``
     equals ``transformers``' rotary embedding (e.g. ``LlamaRotaryEmbedding`` with that
     ``rope_parameters``) followed by ``apply_rotary_pos_emb``, within float32 rounding
-    (``tests/test_pytorch_rotary.py``). ``"linear"``, ``"yarn"`` and ``"llama3"`` have fixed
-    frequencies: the table, its exactness and every shipping path above are as without
-    scaling. ``"dynamic"`` (dynamic NTK) has frequencies that depend on the sequence length
-    ``n``, taken in each call as the largest position rotated plus one (``offset + seq_len``,
-    or ``positions.max() + 1`` over the whole batch), as ``transformers`` computes it from
-    ``position_ids``; the rows are then computed in every call, in float64 from the position
-    and the frequencies (eagerly and in graphs alike: no table, ``max_len`` unused), and
-    rounded once to the working dtype; the module keeps no state between calls, where
-    ``transformers``' module keeps the frequencies of the longest sequence it has seen until
-    a sequence shorter than ``original_max_position_embeddings`` resets them. With a KV
-    cache, keys rotated in earlier calls keep the frequencies of their call. The float64
-    rows need a device with float64 (not Apple's MPS).
+    (tested). Read a model's config with :func:`posenc.rope_config` rather than passing its
+    rope section as it is (``"dynamic"``'s length, for one, is outside it). ``"linear"``,
+    ``"yarn"`` and ``"llama3"`` have fixed frequencies: the table, its exactness and every
+    shipping path above are as without scaling. ``"dynamic"`` (dynamic NTK) has frequencies
+    that depend on the sequence length ``n``, taken in each call as the largest position
+    rotated plus one (``offset + seq_len``, or ``positions.max() + 1`` over the whole batch),
+    as ``transformers`` computes it from ``position_ids``; the rows are then computed in every
+    call, in float64 from the position and the frequencies (eagerly and in graphs alike: no
+    table, ``max_len`` unused), and rounded once to the working dtype; the module keeps no
+    state between calls, where ``transformers``' module keeps the frequencies of the longest
+    sequence it has seen until a sequence shorter than ``original_max_position_embeddings``
+    resets them. With a KV cache, keys rotated in earlier calls keep the frequencies of their
+    call. The float64 rows need a device with float64 (not Apple's MPS).
 
     Raises:
         TypeError, ValueError: bad constructor arguments (see :func:`posenc.rope` and

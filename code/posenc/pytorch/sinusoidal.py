@@ -141,7 +141,7 @@ class PositionalEncoding(_PositionTables):
         ``dropout(x + PE[offset : offset + seq_len])`` (each position along the sequence
         axis), or ``dropout(x + PE[positions])``.
 
-    Shipping paths (each checked by ``tests/test_export.py`` on a fresh module, float32,
+    Shipping paths (each checked by the project's tests on a fresh module, float32,
     CPU): ``torch.compile(fullgraph=True, dynamic=True)`` with the default inductor back
     end (no graph break), ``torch.export.export`` (strict and non-strict) with a dynamic
     ``seq_len`` (``torch.export.Dim("seq_len")``), ``torch.onnx.export`` with the dynamo

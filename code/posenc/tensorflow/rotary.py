@@ -29,7 +29,13 @@ class RotaryEmbedding(keras.layers.Layer):
     pair ``i``: ``(2i, 2i + 1)`` for ``"interleaved"`` (RoFormer, GPT-J; the default, as in
     :func:`posenc.rope` and ``posenc.pytorch.RotaryEmbedding``, which give the same values)
     or ``(i, i + head_dim / 2)`` for ``"half"`` (GPT-NeoX, Hugging Face ``transformers``,
-    keras-hub). Weights trained with one layout give other scores with the other.
+    keras-hub). Weights trained with one layout give other scores with the other, without
+    any error: a layer for a ``transformers`` or keras-hub model needs ``layout="half"``.
+
+    Hugging Face models: ``d = posenc.rope_config(config)`` reads a ``transformers``
+    config (a ``config.json`` dict needs no ``transformers``) as ``transformers`` reads it;
+    ``RotaryEmbedding(base=d["base"], scaling=d["scaling"], layout="half")`` then rotates
+    vectors of width ``d["head_dim"]`` (read from the input) as the model does.
 
     keras-hub: ``RotaryEmbedding(layout="half", base=b, scaling={"rope_type": "linear",
     "factor": f}, sequence_axis=s, feature_axis=a)`` gives the values of keras-hub's
@@ -39,7 +45,9 @@ class RotaryEmbedding(keras.layers.Layer):
     against keras-hub's ``rope_type="yarn"`` (same keys, ``truncate=True``). keras-hub's
     ``rope_type="dynamic"`` is another rule (every frequency divided by ``factor ** (d / (d
     - 2))``, whatever the length): this layer's ``"dynamic"`` is Hugging Face's
-    (:func:`posenc.rope_frequencies`).
+    (:func:`posenc.rope_frequencies`). Since it equals keras-hub's layer, it can stand in
+    wherever a keras-hub model builds its ``RotaryEmbedding`` (with ``layout="half"`` and
+    keras-hub's axes); nothing else of the model needs to change.
 
     Computation: the frequencies are computed once per width in float64 and rounded to the
     working dtype (float64 for a float64 layer, float32 otherwise: float16 and bfloat16
