@@ -111,7 +111,14 @@ BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.
 HTML_BUILT   := _build/.html-built
 PDF_PRINTED  := _build/pdf/.printed
 
-$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
+# The rubrics of the written questions, which book/assignments/instructors.md includes, are made
+# from the masters (tools/rubrics.py), not committed.
+RUBRICS := _build/rubrics.md
+
+$(RUBRICS): $(MASTERS) tools/rubrics.py | $(STAMP)
+	$(BIN)/python tools/rubrics.py
+
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
 	@echo "==> Building the website with Jupyter Book: every page the first time (about 10 s),"
 	@echo "    later only the pages that changed"
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
@@ -217,7 +224,7 @@ strip: $(STAMP)
 # Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
 # Built again only when a source of the book, an assignment or the printing tools changed.
-$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
+$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
 	touch $(PDF_PRINTED)
@@ -247,9 +254,13 @@ clean:
 # details/ and results/ (hidden tests' output: instructor only), after removing those of an
 # earlier run. Regenerates the autograder first when it is out of date (its .assigned stamp).
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
+# VARIANT=<secret> grades with the private variant `make variant SEED=<secret>` wrote (made
+# first when it is missing), and writes to _build/variants/<secret>/grades/<assignment>.
 ASSIGNMENT   ?=
 SUBMISSIONS  ?=
-GRADES       ?= _build/grades/$(ASSIGNMENT)
+VARIANT      ?=
+GRADED_FROM   = $(if $(VARIANT),_build/variants/$(VARIANT)/$(ASSIGNMENT),_build/assignments/$(ASSIGNMENT))
+GRADES       ?= $(if $(VARIANT),_build/variants/$(VARIANT)/grades/$(ASSIGNMENT),_build/grades/$(ASSIGNMENT))
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 TIMEOUT      ?= 600
 TEST_TIMEOUT ?= 60
@@ -258,8 +269,20 @@ CELL_TIMEOUT ?= 120
 grade: $(STAMP)
 	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
-	@$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned
-	$(BIN)/python tools/grade.py $$(ls -t _build/assignments/$(ASSIGNMENT)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
+	@$(if $(VARIANT),test -f $(GRADED_FROM)/.assigned || $(BIN)/python tools/variant.py --seed "$(VARIANT)" --only $(ASSIGNMENT),$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned)
+	$(BIN)/python tools/grade.py $$(ls -t $(GRADED_FROM)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
 	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  --test-timeout $(TEST_TIMEOUT) --cell-timeout $(CELL_TIMEOUT) \
-	  --given _build/assignments/$(ASSIGNMENT)/student/$(ASSIGNMENT).ipynb
+	  --given $(GRADED_FROM)/student/$(ASSIGNMENT).ipynb
+
+# Private variants of the assignments (tools/variant.py): for every assignments/<a>/ with a
+# variant.py, a variant master drawn from SEED (keep it secret: it names the folder) and its
+# student notebook and autograder, in _build/variants/<SEED>/<a>/{master,student,autograder}/,
+# as `make assignments` writes the public ones (otter assign runs the variant's tests on its
+# solutions). The same SEED gives the same variants. Grade with `make grade ... VARIANT=<SEED>`.
+# Usage: make variant SEED=<secret>
+SEED ?=
+.PHONY: variant
+variant: $(STAMP)
+	@test -n "$(SEED)" || { echo "usage: make variant SEED=<secret> (letters, digits, - and _)" >&2; exit 2; }
+	$(BIN)/python tools/variant.py --seed "$(SEED)"

@@ -37,13 +37,18 @@ def test_notebook_starts_with_the_install_cell(path):
     cells = nbformat.read(path, as_version=4).cells
     first = cells[0]
     assert first.cell_type == "code"
-    assert f'%pip install --quiet "{REQUIREMENT}"' in first.source
+    ref = colab_cell.ref_for(path, URL, BRANCH)
+    assert f'%pip install --quiet "{colab_cell.requirement(URL, ref)}"' in first.source
     assert 'if "google.colab" in sys.modules:' in first.source
     assert first.metadata.get("tags") == ["remove-cell"]
     assert first.get("outputs") == []
-    assert colab_cell.is_current(first, URL, BRANCH, colab_cell.extras_for(path))
+    assert colab_cell.is_current(first, URL, ref, colab_cell.extras_for(path))
     if "assignments" in path.parts:  # students' grader.check needs otter on Colab too
         assert '"otter-grader==' in first.source
+        # ... and self-checks against the posenc that grades them: the autograder's release tag
+        version = {}
+        exec((ROOT / "code" / "posenc" / "_version.py").read_text(), version)
+        assert ref == f"v{version['__version__']}" != BRANCH
     others = [c for c in cells[1:] if colab_cell.is_install_cell(c) or "google.colab" in c.source]
     assert others == [], "the install cell appears more than once"
 

@@ -16,7 +16,10 @@ names the repository. Run this script after changing them, or after adding a not
 
 Only the first cell of a notebook is touched; a notebook already up to date is not rewritten.
 The assignment masters' cell also installs Otter-Grader (the student versions' first cell
-imports it for ``grader.check``), at the version pinned in requirements.txt.
+imports it for ``grader.check``), at the version pinned in requirements.txt, and installs posenc
+at the release tag the autograder installs (the posenc line of
+assignments/autograder-requirements.txt), not at the branch: a student's self-check then runs
+against the version of the package that grades the notebook.
 """
 
 import argparse
@@ -51,6 +54,20 @@ def otter_requirement(requirements_file=ROOT / "requirements.txt"):
     if match is None:
         raise ValueError(f"{requirements_file} pins no otter-grader version")
     return f"otter-grader=={match.group(1)}"
+
+
+def autograder_ref(url, requirements_file=ROOT / "assignments" / "autograder-requirements.txt"):
+    """The tag (or branch) at which the autograder installs posenc from the repository url."""
+    match = re.search(r"^posenc @ git\+(\S+)@(\S+)", Path(requirements_file).read_text(), flags=re.M)
+    if match is None or match.group(1).rstrip("/") != url:
+        raise ValueError(f"{requirements_file} installs no posenc from {url}")
+    return match.group(2)
+
+
+def ref_for(path, url, branch):
+    """What a notebook's cell installs posenc at: the autograder's tag for assignment masters,
+    the book's branch otherwise."""
+    return autograder_ref(url) if "assignments" in Path(path).parts else branch
 
 
 def extras_for(path):
@@ -117,7 +134,7 @@ def main(argv=None):
     stale = []
     for path in notebooks():
         notebook = nbformat.read(path, as_version=4)
-        if update(notebook, url, branch, extras_for(path)):
+        if update(notebook, url, ref_for(path, url, branch), extras_for(path)):
             stale.append(path.relative_to(ROOT))
             if not args.check:
                 nbformat.write(notebook, path)
@@ -125,7 +142,7 @@ def main(argv=None):
     for path in stale:
         print(f"{verb}: {path}")
     print(f"{len(stale)} of {len(notebooks())} notebooks {verb}; "
-          f"install cell for {requirement(url, branch)}")
+          f"install cell for {requirement(url, branch)} (assignments: {requirement(url, autograder_ref(url))})")
     return 1 if args.check and stale else 0
 
 

@@ -1,0 +1,89 @@
+"""The rubrics of every written question, taken from the assignment masters, for the book.
+
+A written question is a `manual: true` question of a master (assignments/<a>/<a>.ipynb); its
+model answer ends with "**Rubric (P points ...**", a table of criteria and the typical answers
+(tests/test_rubrics.py checks that the points add up). `make book` runs this script, which
+writes _build/rubrics.md (made from the masters whenever one changes, so it never differs from
+them; not committed), and book/assignments/instructors.md includes it. For each assignment:
+a table of its written questions with their points and the teaching assistants' minutes to
+grade them for a class (MINUTES_PER_POINT, CLASS), then each question's prompt and its rubric.
+
+    .venv/bin/python tools/rubrics.py [--output FILE]
+"""
+
+import argparse
+import re
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "_build" / "rubrics.md"
+CLASS = 120               # students in the class the estimate is for
+MINUTES_PER_POINT = 1.5   # minutes to grade one written point of one answer (see instructors.md)
+
+
+def masters(root=ROOT):
+    """The masters assignments/<a>/<a>.ipynb, sorted."""
+    return sorted(p for p in Path(root).glob("assignments/*/*.ipynb") if p.stem == p.parent.name)
+
+
+def written_questions(master):
+    """[(name, points, prompt, rubric)] of a master's manual questions: the prompt is the
+    question's markdown without its heading line, the rubric the model answer from
+    "**Rubric" on."""
+    cells = nbformat.read(master, as_version=4).cells
+    found = []
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "raw" or not cell.source.startswith("# BEGIN QUESTION") or "manual: true" not in cell.source:
+            continue
+        name = re.search(r"name: (\w+)", cell.source).group(1)
+        points = Fraction(re.search(r"points: ([\d.]+)", cell.source).group(1))
+        end = next(j for j in range(i + 1, len(cells)) if cells[j].source.startswith("# END QUESTION"))
+        texts = [c.source for c in cells[i:end] if c.cell_type == "markdown"]
+        heading, _, prompt = texts[0].partition("\n")
+        answer = next(t for t in texts if "**Rubric (" in t)
+        title = re.sub(r"^#+\s*", "", heading)
+        found.append((name, points, title, prompt.strip(), answer[answer.index("**Rubric ("):].strip()))
+    return found
+
+
+def _points(value):
+    return f"{float(value):g}"
+
+
+def page(root=ROOT):
+    """The markdown of every written question's rubric, assignment by assignment."""
+    lines = ["<!-- Written by tools/rubrics.py from the masters at every `make book`: edit the masters. -->", ""]
+    rows = []
+    sections = []
+    for master in masters(root):
+        questions = written_questions(master)
+        points = sum(p for _, p, _, _, _ in questions)
+        minutes = float(points) * MINUTES_PER_POINT * CLASS
+        rows.append(f"| {{doc}}`{master.stem}` | {', '.join(q for q, *_ in questions) or 'none'} | "
+                    f"{_points(points)} | {minutes:g} min ({minutes / 60:.1f} h) |")
+        for name, value, title, prompt, rubric in questions:
+            sections += [f"### {master.stem} {name}: {title.split(': ', 1)[-1]}", "", prompt, "", rubric, ""]
+    lines += ["| Assignment | Written questions | Written points | Hand-grading a class of "
+              f"{CLASS} at {MINUTES_PER_POINT:g} min per point |",
+              "| --- | --- | --- | --- |", *rows, ""]
+    return "\n".join(lines + sections).rstrip() + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    text = page()
+    if not args.output.exists() or args.output.read_text() != text:
+        args.output.write_text(text)
+        print(f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
