@@ -151,7 +151,7 @@ try:
 except OSError:
     network = False
 seen = {{"cwd": os.getcwd(), "listing": sorted(os.listdir()), "root": sorted(os.listdir("/")),
-        "repository": os.path.exists({str(ROOT)!r}), "network": network,
+        "repository": os.path.exists({str(ROOT / "code")!r}), "network": network,
         "home": sorted(n for n in os.listdir(os.path.expanduser("~")) if n != ".ipython"),
         "processes": sum(n.isdigit() for n in os.listdir("/proc"))}}
 """

@@ -13,6 +13,7 @@ build-the-encoding in the sandbox.
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -58,7 +59,7 @@ try:
     posenc_import = "imported"
 except ImportError as error:
     posenc_import = str(error)
-print(json.dumps({"posenc": posenc_import, "repository": os.path.exists(%r), "home": os.listdir(os.environ["HOME"]),
+print(json.dumps({"posenc": posenc_import, "repository": os.path.exists(os.path.join(%r, "code")), "home": os.listdir(os.environ["HOME"]),
                   "experiment": any(os.path.exists(os.path.join(p, "posenc", "experiment.py")) for p in sys.path),
                   "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
                   "grader": os.path.exists("/proc/%d"), "written": os.access("/usr", os.W_OK)}))
@@ -175,12 +176,21 @@ FRAME_WALKER = '''def check(cls):
 HONEST = "def check(cls):\n    return cls().value() == 1\n"
 
 
+@pytest.fixture
+def short_tmp_path():
+    """A folder with a short path: a kernel's socket path has at most 107 bytes, and pytest's
+    tmp_path under xdist is longer than the grader allows."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        yield Path(folder)
+
+
 @needs_bwrap
-def test_expected_values_never_reach_the_kernel_of_a_test_that_sends_inputs(tmp_path):
+def test_expected_values_never_reach_the_kernel_of_a_test_that_sends_inputs(short_tmp_path):
     """The frame walker reads the verdicts where a helper holds them in the kernel (1 point) and
     finds nothing when the test sends inputs and compares in the grader (0); a right check
     scores both."""
     scores = {}
+    tmp_path = short_tmp_path
     with grade.Grader(tmp_path, threads=1) as grader:
         for student, source in (("walker", FRAME_WALKER), ("honest", HONEST)):
             path = tmp_path / f"{student}.ipynb"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .._validate import keyword_max_len
 from ..rope_scaling import rope_config
 from .rotary import RotaryEmbedding
 
@@ -78,6 +79,7 @@ class HFRotaryEmbedding(nn.Module):
     interface); the scalings: :func:`posenc.rope_frequencies`.
     """
 
+    @keyword_max_len
     def __init__(self, config, *, max_len: int = 4096) -> None:
         super().__init__()
         read = rope_config(config)
