@@ -239,3 +239,16 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def one_torch_thread():
+    """PyTorch on one thread for the test (restored after): tiny models and small graphs run as
+    fast on one thread, and far cheaper on a shared 2-core machine (tests/test_hf_rotary.py,
+    tests/test_pytorch_compile_growth.py)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

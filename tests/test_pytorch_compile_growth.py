@@ -10,13 +10,7 @@ from posenc.pytorch import HFRotaryEmbedding, PositionalEncoding, RotaryEmbeddin
 
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small graphs: one thread is as fast, and far cheaper on a shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 FORMS = [dict(fullgraph=True, dynamic=True), dict(fullgraph=True, dynamic=None),

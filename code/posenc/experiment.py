@@ -429,14 +429,24 @@ def train(
     seed = check_int("seed", seed)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (0 < lr < math.inf):
         raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    def loss_on_a_batch(generator):
+        tokens, targets = make_batch(model.task, batch_size, seq_len, generator=generator)
+        return F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten())
+
+    return _fit(model, steps, lr, seed, loss_on_a_batch)
+
+
+def _fit(model: TinyTransformer, steps: int, lr: float, seed: int, loss_on_a_batch) -> list[float]:
+    """Adam on one CPU thread for ``steps`` steps of ``loss_on_a_batch(generator)``, each on a
+    fresh batch drawn with a generator seeded by ``seed``; the losses, the model left in
+    evaluation mode. The training loop of :func:`train` and :func:`posenc.long_context.train_passkey`."""
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
     losses = []
     with _one_thread():
         for _ in range(steps):
-            tokens, targets = make_batch(model.task, batch_size, seq_len, generator=generator)
-            loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten())
+            loss = loss_on_a_batch(generator)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

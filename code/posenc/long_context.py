@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from ._validate import check_base, check_int
-from .experiment import N_SYMBOLS, TinyTransformer, _check_model, _one_thread, build_model
+from .experiment import N_SYMBOLS, TinyTransformer, _check_model, _fit, _one_thread, build_model
 
 #: The token that marks the passkey (the last symbol; the other tokens are drawn below it).
 MARKER = N_SYMBOLS - 1
@@ -130,21 +130,13 @@ def train_passkey(model: TinyTransformer, *, steps: int, seq_len: int, seed: int
     """
     model = _check_model(model)
     steps = check_int("steps", steps, minimum=1)
-    generator = torch.Generator().manual_seed(check_int("seed", seed))
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    losses = []
-    with _one_thread():
-        for _ in range(steps):
-            tokens, targets, has_target, _, _ = passkey_batch(batch_size, seq_len,
-                                                              generator=generator)
-            loss = F.cross_entropy(model(tokens)[has_target], targets[has_target])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-    model.eval()
-    return losses
+    seed = check_int("seed", seed)
+
+    def loss_on_a_batch(generator):
+        tokens, targets, has_target, _, _ = passkey_batch(batch_size, seq_len, generator=generator)
+        return F.cross_entropy(model(tokens)[has_target], targets[has_target])
+
+    return _fit(model, steps, lr, seed, loss_on_a_batch)
 
 
 def evaluate(model: TinyTransformer, seq_len: int, *, n_sequences: int = 256,
