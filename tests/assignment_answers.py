@@ -400,7 +400,7 @@ WRONG_ANSWERS = {
             ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
             ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)")]),
         ("head looks k tokens ahead", "q2", [
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = posenc.shift_matrix(k, 64)")]),
+            ("def query_key_weights", "W_K = rotation_for_shift(k).T", "W_K = rotation_for_shift(k)")]),
         ("no temperature: the softmax stays flat", "q2", [
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.eye(64)")]),
         ("spread along rows instead of diagonals", "q3", [
@@ -408,30 +408,39 @@ WRONG_ANSWERS = {
         # Question 2 is graded with the reference M_k where it calls rotation_for_shift: a wrong
         # or unfinished question 1 costs question 1's points only.
         ("q2 calls a question 1 that raises", "q1", [
-            ("def rotation_for_shift(", "    omega = base", '    raise NotImplementedError("later")\n    omega = base'),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = rotation_for_shift(k).T")]),
+            ("def rotation_for_shift(", "    omega = base", '    raise NotImplementedError("later")\n    omega = base')]),
         ("q2 calls a question 1 with transposed blocks", "q1", [
             ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
             ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = rotation_for_shift(k, 64).T")]),
+            ("def query_key_weights", "W_K = rotation_for_shift(k).T", "W_K = rotation_for_shift(k, 64).T")]),
         ("rotation from posenc.shift_matrix, spread as a list", ("q1", "q3"), [
-            ("def rotation_for_shift(", "    omega = base", "    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
+            ("def rotation_for_shift(", "    omega = base", "    import posenc\n    return posenc.shift_matrix(k, d_model, base=base)\n    omega = base"),
             ("def dot_product_spread", "    return spread", "    return spread.tolist()")]),
+        # posenc kept in an instance attribute, imported by a name built at run time (the check of
+        # the function's code does not look into attributes; full marks while the sandbox held
+        # posenc's encoding module): the sandbox has no posenc, so question 1 fails.
+        ("q1 from posenc kept in an instance attribute", "q1", [
+            ("def rotation_for_shift(", "def rotation_for_shift(",
+             "class Tools:\n    def __init__(self):\n        try:\n"
+             "            self.package = __import__('pos' + 'enc')\n"
+             "        except ImportError:\n            self.package = None\n\n\n"
+             "tools = Tools()\n\n\ndef rotation_for_shift("),
+            ("def rotation_for_shift(", "    omega = base", "    return tools.package.shift_matrix(k, d_model, base=base)\n    omega = base")]),
         # A wrong question 1 reached through a helper: question 2 still graded on its own.
         ("q2 reaches a question 1 with transposed blocks through a helper", "q1", [
             ("def rotation_for_shift(", "matrix[0::2, 1::2] = np.diag(sin)", "matrix[0::2, 1::2] = np.diag(-sin)"),
             ("def rotation_for_shift(", "matrix[1::2, 0::2] = np.diag(-sin)", "matrix[1::2, 0::2] = np.diag(sin)"),
             ("def query_key_weights", "def query_key_weights(k):",
              "def key_projection(k):\n    return rotation_for_shift(k).T\n\n\ndef query_key_weights(k):"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = key_projection(k)")]),
+            ("def query_key_weights", "W_K = rotation_for_shift(k).T", "W_K = key_projection(k)")]),
         # Correct: two half shifts, W_Q W_K^T = 32 M_{k/2} M_{k/2} = 32 M_k, with the student's
         # rotation_for_shift at a real k.
         # ... and in question 4, the smallest factor from the closed form of the scores over every
         # window of distances.
         ("correct: a head from two half shifts with its own rotation at real k; smallest factor from the closed form", (), [
             ("def query_key_weights", "W_Q = 32.0 * np.eye(64)", "W_Q = np.sqrt(32.0) * rotation_for_shift(k / 2)"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)"),
-            ("def smallest_factor", "    scores = pe @ (pe @ posenc.shift_matrix(1, 64, base=10000.0).T).T / np.sqrt(64)",
+            ("def query_key_weights", "W_K = rotation_for_shift(k).T", "W_K = np.sqrt(32.0) * rotation_for_shift(-k / 2)"),
+            ("def smallest_factor", "    scores = pe @ (pe @ rotation_for_shift(1).T).T / np.sqrt(64)",
              "    omega = 10000.0 ** (-2.0 * np.arange(32) / 64)\n"
              "    score = np.cos(np.outer(np.arange(-255, 256), omega)).sum(axis=1) / 8.0  # by distance -255 .. 255\n"
              "    windows = np.lib.stride_tricks.sliding_window_view(score - score.max(), 256)[:255]  # t = 0 .. 254\n"
@@ -448,7 +457,7 @@ WRONG_ANSWERS = {
              "        else:\n"
              "            high = middle\n"
              "    return high\n"
-             "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)")]),
+             "    scores = pe @ (pe @ rotation_for_shift(1).T).T / np.sqrt(64)")]),
         # ... and in question 4, every shift of its own rotation_for_shift, at the last query only (its
         # target is away from the ends of the sequence).
         ("correct: rotation built pair by pair and used in q2 and q4, (W_Q, W_K) as a list, q4 at the last query", (), [
@@ -456,9 +465,8 @@ WRONG_ANSWERS = {
              "    for i in range(d_model // 2):\n"
              "        matrix[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos[i], sin[i]], [-sin[i], cos[i]]]\n"
              "    return matrix\n    matrix[0::2, 0::2] = np.diag(cos)"),
-            ("def query_key_weights", "W_K = posenc.shift_matrix(k, 64, base=10000.0).T", "W_K = rotation_for_shift(k).T"),
             ("def query_key_weights", "return W_Q, W_K", "return [W_Q, W_K]"),
-            ("def smallest_factor", "    scores = pe @ (pe @ posenc.shift_matrix(1, 64, base=10000.0).T).T / np.sqrt(64)",
+            ("def smallest_factor", "    scores = pe @ (pe @ rotation_for_shift(1).T).T / np.sqrt(64)",
              "    shifts = np.arange(1, max_shift + 1)\n"
              "    last = np.array([pe @ (rotation_for_shift(k).T @ pe[255]) for k in shifts]) / 8.0  # query 255\n"
              "    last -= last.max(axis=1, keepdims=True)\n"
@@ -470,7 +478,7 @@ WRONG_ANSWERS = {
              "        middle = np.sqrt(low * high)\n"
              "        low, high = (middle, high) if least_weight(middle) < weight else (low, middle)\n"
              "    return float(high)\n"
-             "    scores = pe @ (pe @ posenc.shift_matrix(1, 64).T).T / np.sqrt(64)")]),
+             "    scores = pe @ (pe @ rotation_for_shift(1).T).T / np.sqrt(64)")]),
         # Question 2 with question 4's factor: its least weight is 0.8999999999999957, within the
         # tolerance of 1e-6 that questions 2 and 4 share.
         ("correct: question 2's factor from the student's own question 4", (), [
@@ -492,7 +500,7 @@ WRONG_ANSWERS = {
         ("concatenated layout: posenc's matrix permuted", "q7", [
             ("def rotation_for_shift_concatenated", "    half = d_model // 2\n",
              "    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])\n"
-             "    return posenc.shift_matrix(k, d_model, base=base)[np.ix_(order, order)]\n    half = d_model // 2\n")]),
+             "    import posenc\n    return posenc.shift_matrix(k, d_model, base=base)[np.ix_(order, order)]\n    half = d_model // 2\n")]),
         # Question 4, the smallest factor: c must meet the criterion and c / 1.01 must not.
         ("smallest factor: the weight averaged over the queries", "q4", [
             ("def smallest_factor", "return weights[np.arange(1, 256), np.arange(0, 255)].min()",
@@ -633,9 +641,17 @@ SHARED = {
         ("head looks k tokens ahead", "smallest factor: the weight averaged over the queries"),
         ("no temperature: the softmax stays flat", "smallest factor: only the first query of each shift, p = k"),
         ("spread along rows instead of diagonals", "smallest factor: whole numbers only"),
+        ("q1 from posenc kept in an instance attribute", "concatenated layout: the rotation the wrong way"),
     ],
     "experiment-positions": [
         ("learned measured without positions", "sweep tested at the training length"),
+        # run_experiment wrong in a way the other pair's functions do not call on (the training
+        # length and the base they pass are the defaults: 16 and 10000; no two of their calls
+        # differ by the base only), so each keeps its own questions (every submission trains
+        # seven models: about 13 s of CPU).
+        ("trained at the default length", "sweep of sinusoidal instead of rope; logits compared unshuffled"),
+        ("base not passed to the model", "trained and tested on 16 tokens; logits shuffled the inverse way"),
+        ("a cache keyed without base", "rope mixed up with sinusoidal; causal mask not passed"),
     ],
 }
 
@@ -652,20 +668,16 @@ PARTIAL = {
         "check: sentences compared with each other, not with the formula": {"q7": 1},
         "check: lets a module's error through": {"q7": 1},
     },
+    # attend-by-position gives a share per test: a factor that meets question 4's criterion
+    # without being the smallest keeps the public test's point.
+    "attend-by-position": {
+        "smallest factor: question 2's factor": {"q4": 1},
+        "smallest factor: whole numbers only": {"q4": 1},
+        "smallest factor: its arguments ignored": {"q4": 1},
+    },
 }
 
 
 def partner(name, label):
     """The wrong answer graded in the same submission as label (SHARED), or None."""
     return next((b if a == label else a for a, b in SHARED.get(name, []) if label in (a, b)), None)
-
-# The partly right answers of attend-by-position (its questions 2 and 4 give a share per test):
-# a factor that meets question 4's criterion without being the smallest keeps the public test's
-# point. Added to PARTIAL, which debug-the-module's answers above may define (issue 46: two
-# branches; the lead may fold both into one dict).
-PARTIAL = globals().get("PARTIAL", {})
-PARTIAL["attend-by-position"] = {
-    "smallest factor: question 2's factor": {"q4": 1},
-    "smallest factor: whole numbers only": {"q4": 1},
-    "smallest factor: its arguments ignored": {"q4": 1},
-}

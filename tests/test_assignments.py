@@ -442,7 +442,9 @@ MESSAGES = {
     },
     "attend-by-position": {
         "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
-        "rotation from posenc.shift_matrix, spread as a list": ("q1", "uses the course's package"),
+        # Absent while grading (tools/sandbox.py): the import fails, by any route.
+        "rotation from posenc.shift_matrix, spread as a list": ("q1", "posenc is not available while grading"),
+        "q1 from posenc kept in an instance attribute": ("q1", "'NoneType' object has no attribute 'shift_matrix'"),
         "smallest factor: the weight averaged over the queries": ("q4", "c is too small"),
         "smallest factor: question 2's factor": ("q4", "is not the smallest factor to 1%"),
         "smallest factor: its arguments ignored": ("q4", "smallest_factor(0.99, 50) = "),

@@ -36,14 +36,12 @@ def _files(folder):
 
 def test_each_assignment_gets_only_its_part_of_posenc(tmp_path):
     """None of posenc where every question asks for the student's own code (a stand-in whose
-    import says so); the encoding module for attend-by-position; the experiment module, with
-    what it imports, for experiment-positions."""
-    for name in ("build-the-encoding", "debug-the-module", "a-new-assignment"):
+    import says so), attend-by-position included (question 1's answer key, posenc.shift_matrix,
+    is not there); the experiment module, with what it imports, for experiment-positions."""
+    for name in ("build-the-encoding", "debug-the-module", "attend-by-position", "a-new-assignment"):
         folder = sandbox.environment(name, tmp_path)
         assert _files(folder) == ["posenc/__init__.py"]
         assert "posenc is not available while grading" in (folder / "posenc" / "__init__.py").read_text()
-    attend = sandbox.environment("attend-by-position", tmp_path)
-    assert _files(attend) == ["posenc/__init__.py", "posenc/_validate.py", "posenc/encoding.py"]
     experiment = _files(sandbox.environment("experiment-positions", tmp_path))
     assert {"posenc/experiment.py", "posenc/pytorch/__init__.py", "posenc/encoding.py"} <= set(experiment)
     assert not {"posenc/plot.py", "posenc/foils.py", "posenc/reference.py", "posenc/attention.py",

@@ -23,11 +23,11 @@ Debian and Ubuntu package ``bubblewrap``), which gives it:
   ``PYTHONPATH`` but the assignment's, no ``JPY_PARENT_PID``).
 
 The assignment's environment (``PROVIDED``): the only part of the course's package ``posenc``
-its notebook may import, copied with the package modules it imports: none for build-the-encoding
-and debug-the-module (a stand-in ``posenc`` whose import says "posenc is not available while
-grading"), the encoding module for attend-by-position (its handed-out cells build the
-encoding table and the shift matrices with it, so ``posenc.shift_matrix``, question 1's answer,
-is there too), the experiment module for experiment-positions.
+its notebook may import, copied with the package modules it imports: the experiment module for
+experiment-positions (its notebook trains with it); for every other assignment none (a stand-in
+``posenc`` whose import says "posenc is not available while grading"). attend-by-position's
+handed-out cells write the encoding table out in NumPy, and its later questions call the student's
+own ``rotation_for_shift``, so that ``posenc.shift_matrix``, question 1's answer, is not there.
 
 Where bubblewrap is missing (or cannot create namespaces), ``make grade`` falls back to Docker
 (``otter grade``: Otter-Grader's own containers, built from the autograder zip), and where both
@@ -52,7 +52,6 @@ PACKAGE = ROOT / "code" / "posenc"
 # What each assignment's notebook may import of posenc: {module of posenc: names re-exported by
 # the package itself}. An assignment not listed gets none of it.
 PROVIDED = {
-    "attend-by-position": {"encoding": ["positional_encoding", "shift_matrix"]},
     "experiment-positions": {"experiment": []},
 }
 

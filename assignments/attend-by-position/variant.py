@@ -109,11 +109,10 @@ def make_variant(master, rng):
         ("(7 for $a = 2$, $b = 9$ below)", f"({b - a} for $a = {a}$, $b = {b}$ below)"),
         ("# The classmate's head (a = b = 5) and the head of a = 2, b = 9,",
          f"# The classmate's head (a = b = {k6}) and the head of a = {a}, b = {b},"),
-        ("M5 = posenc.shift_matrix(5, 64, base=10000.0)", f"M5 = posenc.shift_matrix({k6}, {d_model}, base={base}.0)"),
+        ("M5 = rotation_for_shift(5)", f"M5 = rotation_for_shift({k6})"),
         ('print("a = b = 5: query 100 puts"', f'print("a = b = {k6}: query 100 puts"'),
         ("same[100, 100 - 5].round(3), \"on position\", 100 - 5)", f"same[100, 100 - {k6}].round(3), \"on position\", 100 - {k6})"),
-        ("M2, M9 = posenc.shift_matrix(2, 64, base=10000.0), posenc.shift_matrix(9, 64, base=10000.0)",
-         f"M2, M9 = posenc.shift_matrix({a}, {d_model}, base={base}.0), posenc.shift_matrix({b}, {d_model}, base={base}.0)"),
+        ("M2, M9 = rotation_for_shift(2), rotation_for_shift(9)", f"M2, M9 = rotation_for_shift({a}), rotation_for_shift({b})"),
         ('print("a = 2, b = 9: query 100', f'print("a = {a}, b = {b}: query 100'),
     ]
     # Then the setting's numbers, as whole words, in every cell (the Colab cell has none).
