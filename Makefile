@@ -167,11 +167,13 @@ $(WHEELHOUSE)/.complete: requirements.txt pyproject.toml | $(STAMP)
 	$(BIN)/python -m pip download --quiet --only-binary=:all: --dest $(WHEELHOUSE) $(WHEELS)
 	touch $@
 
-# Every test, on TEST_WORKERS pytest-xdist workers (this machine's 2 cores by default). Each
-# test module and each notebook runs on one worker, the slowest first (tests/conftest.py); the
-# fixtures build what is out of date with make (the assignments, the book, the PDF), once. The
-# 15 slowest tests are listed at the end.
-TEST_WORKERS ?= 2
+# Every test, on TEST_WORKERS pytest-xdist workers (3 by default: one more than the course
+# machine's 2 cores, because many tests wait rather than compute: pages loading in Chromium,
+# grading time limits, the package index; with 3 the cores stayed busy 90% of a fresh clone's
+# run). Each test module and each notebook runs on one worker, the slowest first
+# (tests/conftest.py); the fixtures build what is out of date with make (the assignments, the
+# book, the PDF), once. The 15 slowest tests are listed at the end.
+TEST_WORKERS ?= 3
 
 test: $(STAMP) $(WHEELHOUSE)/.complete $(NODE_MODULES)
 	$(BIN)/python -m pytest --nbval -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \

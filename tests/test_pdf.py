@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PDF = BUILD / "pdf" / "positional-encoding-course.pdf"
 DOCS = PAGES  # every page of _toc.yml, in reading order
 HIDDEN = {"remove-cell", "remove-input"}  # code the book does not show
+PRINTED = "_build/pdf/.printed-by-tests"  # the Makefile's PDF_PRINTED, for the tests' `make pdf`
 LONG_LINE = 80  # characters: wider than a code block of the printed page
 
 
@@ -81,7 +82,9 @@ def pdf(make):
     """The PDF, built if needed: {"reader": PdfReader, "text": all pages' text, "outline": [...]}.
 
     In the repository's _build, `make pdf` builds it when it is older than its sources (make -q
-    says whether it is), once for all pytest-xdist workers.
+    says whether it is), once for all pytest-xdist workers. It marks its run in a file of its
+    own (PRINTED), not in the one whose date makes the website link the PDF: the site that `make
+    book` built stays up to date, and the site tests, running meanwhile, do not build it again.
     """
     from pypdf import PdfReader
 
@@ -93,7 +96,7 @@ def pdf(make):
             pytest.fail(f"the PDF cannot be built: {missing}")
         if missing:
             pytest.skip(f"the PDF cannot be built: {missing}")
-        run = make("pdf") if here else _build_elsewhere(make)
+        run = make(PDF.relative_to(ROOT), f"PDF_PRINTED={PRINTED}") if here else _build_elsewhere(make)
         if run.returncode:
             pytest.fail(f"building the PDF failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
     reader = PdfReader(PDF)
