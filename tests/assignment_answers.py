@@ -645,11 +645,12 @@ SHARED = {
     ],
     "experiment-positions": [
         ("learned measured without positions", "sweep tested at the training length"),
-        # run_experiment wrong in a way the other pair's functions do not call on (the training
-        # length and the base they pass are the defaults: 16 and 10000; no two of their calls
-        # differ by the base only), so each keeps its own questions (every submission trains
-        # seven models: about 13 s of CPU).
-        ("trained at the default length", "sweep of sinusoidal instead of rope; logits compared unshuffled"),
+        # run_experiment wrong in a way the other answer's functions do not call on (the training
+        # length and the base they pass are the defaults, 16 and 10000, or their own; no two of
+        # their calls differ by the base only), so each keeps its own questions (every submission
+        # trains seven models: about 13 s of CPU).
+        ("trained at the default length", "a seed per encoding and per base"),
+        ("wrong default arguments", "sweep of sinusoidal instead of rope; logits compared unshuffled"),
         ("base not passed to the model", "trained and tested on 16 tokens; logits shuffled the inverse way"),
         ("a cache keyed without base", "rope mixed up with sinusoidal; causal mask not passed"),
     ],
