@@ -74,7 +74,7 @@ def test_versions_are_those_of_the_root_requirements():
 def test_nothing_from_the_book_toolchain_tests_or_browser():
     assert BINDER_PINS.keys().isdisjoint({"jupyter-book", "sphinx-exercise", "jupyterlab",
                                           "pytest", "nbval", "hypothesis", "playwright",
-                                          "build", "twine", "pypdf", "otter-grader"})
+                                          "build", "twine", "pypdf", "pypdfium2", "otter-grader"})
 
 
 @pytest.fixture(scope="module")
