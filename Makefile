@@ -117,6 +117,7 @@ RUBRICS := _build/rubrics.md
 
 $(RUBRICS): $(MASTERS) tools/rubrics.py | $(STAMP)
 	$(BIN)/python tools/rubrics.py
+	touch $@  # rubrics.py leaves an unchanged file as it is: without this, always out of date
 
 $(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
 	@echo "==> Building the website with Jupyter Book: every page the first time (about 10 s),"

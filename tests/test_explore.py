@@ -62,6 +62,27 @@ def page(tab, base_url):
     assert not report.problems, "\n".join(report.problems)
 
 
+@pytest.fixture(scope="module")
+def loaded_once(context, base_url):
+    """The Explore page loaded once, in a tab of its own, for the tests that set every control of
+    one figure and read the numbers it computed (the value tests below): a load costs Chromium
+    about 1.7 s of CPU, and such a test leaves nothing that a later one reads."""
+    tab = context.new_page()
+    with recording(tab, base_url, Report(f"{base_url}{EXPLORE}.html")) as report:
+        tab.goto(report.url, wait_until="networkidle")
+        tab.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
+        yield tab, report
+    tab.close()
+
+
+@pytest.fixture
+def values_page(loaded_once):
+    """loaded_once's page; fails the test on any console error or failed request since the load."""
+    tab, report = loaded_once
+    yield tab
+    assert not report.problems, "\n".join(report.problems)
+
+
 def figure(page, name):
     return page.locator(f'.posenc-explorer[data-figure="{name}"]')
 
@@ -174,9 +195,9 @@ LARGEST = {}
     dict(d_model=512, base=20, seq_len=512, offset=0, layout="interleaved"),
     dict(d_model=64, base=5000, seq_len=64, offset=1000000, layout="interleaved"),
 ])
-def test_table_values_equal_posenc(page, setting):
-    set_controls(page, "table", **setting)
-    d = data(page, "table")
+def test_table_values_equal_posenc(values_page, setting):
+    set_controls(values_page, "table", **setting)
+    d = data(values_page, "table")
     assert (d["dModel"], d["seqLen"], d["offset"], d["layout"]) == (
         setting["d_model"], setting["seq_len"], setting["offset"], setting["layout"])
     assert d["base"] == setting["base"]  # the base shown is the base used
@@ -211,11 +232,11 @@ def test_cell_readout_follows_keyboard_and_pointer(page):
 
 @pytest.mark.parametrize("setting", [dict(i=0, pos=0, k=1), dict(i=5, pos=1000, k=-200),
                                      dict(i=63, pos=777, k=200), dict(i=2, pos=30, k=-30)])
-def test_rotation_values_equal_posenc(page, setting):
+def test_rotation_values_equal_posenc(values_page, setting):
     """The point is x = cos(pos w_i) (column 2i + 1), y = sin(pos w_i) (column 2i): the
     standard unit circle, drawn where the SVG puts it."""
-    set_controls(page, "rotation", **setting)
-    d = data(page, "rotation")
+    set_controls(values_page, "rotation", **setting)
+    d = data(values_page, "rotation")
     i, pos, k = setting["i"], setting["pos"], setting["k"]
     assert (d["i"], d["pos"], d["k"]) == (i, pos, k) and d["columns"] == [2 * i + 1, 2 * i]
     pe = posenc.positional_encoding(pos + max(k, 0) + 1, d["dModel"], base=d["base"])
@@ -229,7 +250,7 @@ def test_rotation_values_equal_posenc(page, setting):
     block = posenc.shift_matrix(k, d["dModel"], base=d["base"])[2 * i: 2 * i + 2, 2 * i: 2 * i + 2]
     assert np.allclose(block @ np.array(d["at_pos"][::-1]), d["at_pos_k"][::-1], atol=1e-12)
     # Drawn: the circle's centre is (0, 0) of the SVG, radius 100 units, y up.
-    cx, cy = (float(v) for v in figure(page, "rotation").evaluate(
+    cx, cy = (float(v) for v in figure(values_page, "rotation").evaluate(
         "el => ['cx', 'cy'].map(a => el.querySelector('circle.pe-point').getAttribute(a))"))
     assert (cx, -cy) == pytest.approx((100 * d["at_pos"][0], 100 * d["at_pos"][1]), abs=1e-9)
 
@@ -252,9 +273,9 @@ def test_rotation_starts_at_one_zero_and_turns_anticlockwise(page):
 
 @pytest.mark.parametrize("setting", [dict(d_model=2, base=100), dict(d_model=128, base=10000),
                                      dict(d_model=512, base=1000000)])
-def test_dot_product_values_equal_posenc(page, setting):
-    set_controls(page, "dot", **setting)
-    d = data(page, "dot")
+def test_dot_product_values_equal_posenc(values_page, setting):
+    set_controls(values_page, "dot", **setting)
+    d = data(values_page, "dot")
     n, deltas = d["n"], np.array(d["shifts"])
     pe = posenc.positional_encoding(3 * n, d["dModel"], base=d["base"])
     gram = pe[:n] @ pe[:n].T
@@ -268,9 +289,9 @@ def test_dot_product_values_equal_posenc(page, setting):
 
 @pytest.mark.parametrize("setting", [dict(d_head=2, base=100, m=0), dict(d_head=64, base=10000, m=500),
                                      dict(d_head=256, base=1000000, m=1000)])
-def test_rope_values_equal_posenc(page, setting):
-    set_controls(page, "rope", **setting)
-    d = data(page, "rope")
+def test_rope_values_equal_posenc(values_page, setting):
+    set_controls(values_page, "rope", **setting)
+    d = data(values_page, "rope")
     m, dh, shifts = d["queryPos"], d["dHead"], np.array(d["shifts"])
     x = np.array(d["content"])
     assert m == setting["m"] and np.allclose(x, np.sqrt(0.5), rtol=0, atol=0)
@@ -287,12 +308,12 @@ def test_rope_values_equal_posenc(page, setting):
 
 @pytest.mark.parametrize("setting", [dict(d_model=2, m=0), dict(d_model=64, m=64),
                                      dict(d_model=512, m=127), dict(d_model=128, m=10)])
-def test_focus_weights_equal_posenc(page, setting):
+def test_focus_weights_equal_posenc(values_page, setting):
     """softmax over n of PE(m)·PE(n)/sqrt(d_model), as posenc.attention.softmax gives it."""
     from posenc.attention import softmax
 
-    set_controls(page, "focus", **setting)
-    d = data(page, "focus")
+    set_controls(values_page, "focus", **setting)
+    d = data(values_page, "focus")
     dm, m = setting["d_model"], setting["m"]
     assert (d["dModel"], d["m"]) == (dm, m)
     pe = posenc.positional_encoding(d["keys"], dm, base=d["base"])
@@ -318,13 +339,13 @@ def test_focus_sharpens_with_width(page):
     assert "0.47 at\n$d_\\text{model} = 16$, 1.06 at 64 and 2.93 at 512" in _prose(EXPLORE)
 
 
-def test_pure_functions_equal_posenc(page):
+def test_pure_functions_equal_posenc(values_page):
     """window.posencExplorer.encodingTable over many settings, both layouts, odd widths."""
     settings = [(n, d, b, o, layout) for n, d, b, o in
                 [(5, 1, 10.0, 0), (17, 2, 1e6, 9983), (30, 3, 100.0, 0), (64, 64, 1e4, 1),
                  (40, 255, 1234.5, 5000), (8, 512, 1e6, 9992)]
                 for layout in ("interleaved", "concatenated")]
-    tables = page.evaluate("""settings => settings.map(([n, d, b, o, layout]) =>
+    tables = values_page.evaluate("""settings => settings.map(([n, d, b, o, layout]) =>
         Array.from(window.posencExplorer.encodingTable(n, d, b, o, layout)))""", settings)
     worst = 0.0
     for (n, d, b, o, layout), values in zip(settings, tables):
