@@ -18,7 +18,7 @@ from PIL import Image
 
 from test_explore import EXPLORE, FIGURE_PAGES, FIGURES, context, figure, page, tab  # noqa: F401 (fixtures)
 from reuse import reused
-from test_site import HTML, _prose, page_digest
+from test_site import HTML, STILLS_LOADED_JS, _prose, page_digest
 
 STILL = re.compile(r"posenc-explorer-(\w+)\.png$")
 # The page's load event, and the start of each request for a figure's still image (ms).
@@ -26,9 +26,6 @@ TIMING_JS = r"""() => ({
   load: performance.getEntriesByType("navigation")[0].loadEventEnd,
   stills: performance.getEntriesByType("resource").filter(e => /posenc-explorer-\w+\.png$/.test(e.name))
     .map(e => [e.name, e.startTime])})"""
-# Resolves when every still image on the page has loaded its PNG (on screen, hidden).
-STILLS_LOADED_JS = """() => Array.from(document.querySelectorAll('.posenc-explorer picture img')).every(
-  img => img.complete && img.naturalWidth > 1 && !img.currentSrc.startsWith('data:'))"""
 
 
 def test_every_figure_is_live_with_its_static_image(page):  # noqa: F811 (the fixture)

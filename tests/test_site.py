@@ -229,10 +229,24 @@ def leave(tab):
     tab.goto("about:blank")
 
 
+# True once every interactive figure's still image (for print) has loaded its PNG: the figures
+# fetch them when the page is idle (book/_static/posenc-explorer.js), which on a busy machine can
+# come after the network has been idle for half a second.
+STILLS_LOADED_JS = """() => Array.from(document.querySelectorAll('.posenc-explorer picture img')).every(
+  img => img.complete && img.naturalWidth > 1 && !img.currentSrc.startsWith('data:'))"""
+
+
 def visit(tab, base, url, screenshot=None):
-    """Load url in tab until the network is idle and return its Report (then leave the page)."""
+    """Load url in tab until the network is idle and the figures' still images have loaded (at
+    most 15 s more), and return its Report (then leave the page)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     with recording(tab, base, Report(url)) as report:
         response = tab.goto(url, wait_until="networkidle")
+        try:
+            tab.wait_for_function(STILLS_LOADED_JS, timeout=15_000)
+        except PlaywrightTimeout:
+            pass  # the images not loaded are reported (test_images_load)
         report.status = response.status if response else 0
         report.dom = tab.evaluate(COLLECT_JS)
         if screenshot:
