@@ -51,12 +51,17 @@ def tab(context):
     tab.close()
 
 
+def _load_explore(tab, report):
+    """Load the Explore page in tab and wait until every figure is live."""
+    tab.goto(report.url, wait_until="networkidle")
+    tab.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
+
+
 @pytest.fixture
 def page(tab, base_url):
     """The Explore page, loaded; fails the test on any console error or failed request."""
     with recording(tab, base_url, Report(f"{base_url}{EXPLORE}.html")) as report:
-        tab.goto(report.url, wait_until="networkidle")
-        tab.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
+        _load_explore(tab, report)
         yield tab
     leave(tab)
     assert not report.problems, "\n".join(report.problems)
@@ -69,8 +74,7 @@ def loaded_once(context, base_url):
     about 1.7 s of CPU, and such a test leaves nothing that a later one reads."""
     tab = context.new_page()
     with recording(tab, base_url, Report(f"{base_url}{EXPLORE}.html")) as report:
-        tab.goto(report.url, wait_until="networkidle")
-        tab.wait_for_function(f"document.querySelectorAll('.posenc-explorer.is-live').length === {len(FIGURES)}")
+        _load_explore(tab, report)
         yield tab, report
     tab.close()
 
