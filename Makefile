@@ -38,7 +38,7 @@ TORCH_CPU_PROBE := import urllib.request; urllib.request.urlopen("$(TORCH_CPU_IN
 # Figures must be displayed inline for nbval to see them: never force a backend.
 unexport MPLBACKEND
 
-.PHONY: book test serve lab strip clean pdf colab-cells assignments mutation wheelhouse slides
+.PHONY: book site test serve lab strip clean pdf colab-cells assignments mutation wheelhouse slides
 
 # The JavaScript packages of package-lock.json: the d3 modules that the book's interactive figures
 # use (book/_ext/posenc_explorer.py copies them into the site, so `make book` needs them) and
@@ -103,9 +103,10 @@ _build/assignments/%/.assigned: assignments/$$*/$$*.ipynb $$(wildcard assignment
 # state (_build/.doctrees), so that the next build reads every page again and reports the same
 # warnings instead of passing on the pages it no longer reads.
 # The sources: book/, the tables, tools/book_release.py (a Sphinx extension) and the version it
-# reads. Once `make pdf` has written the PDF, the site links it and carries a copy: a newer PDF
-# makes the site out of date too. The site depends on PDF_PRINTED, which `make pdf` touches and
-# no rule makes, not on the PDF itself: `make book` never prints the PDF.
+# reads. Once the PDF is written (`make book` or `make pdf`), the site links it and carries a
+# copy: a newer PDF makes the site out of date too. The site depends on PDF_PRINTED, which `make
+# pdf` touches and no rule makes, not on the PDF itself: `make site` never prints the PDF, and the
+# tests' own `make pdf` marks its run elsewhere (tests/test_pdf.py).
 BOOK_SOURCES := _config.yml _toc.yml tools/book_release.py code/posenc/_version.py \
 	$(shell find book -type f -not -path '*/.ipynb_checkpoints/*' -not -path '*/__pycache__/*')
 HTML_BUILT   := _build/.html-built
@@ -151,9 +152,26 @@ SLIDES_COPIED  := _build/html/slides/.built
 $(SLIDES_COPIED): $(SLIDES_BUILT) $(HTML_BUILT)
 	rm -rf _build/html/slides && cp -R _build/slides _build/html/slides
 
-book: $(HTML_BUILT) $(SLIDES_COPIED)
+# `make book`: the PDF first, when a Chromium is found (tests/browsers.py: POSENC_CHROMIUM, the
+# PATH, the usual places, Playwright's own), so that the site then built links it and carries a
+# copy; then the site and the decks, in a second make that sees the new PDF. `make site` builds
+# the site and the decks only (an edited chapter: 15 s, against about a minute and a half more
+# for the PDF).
+FIND_CHROMIUM := import browsers; print(browsers.find_chromium()[0] or "")
+
+book: $(STAMP)
+	@chromium="$$(cd tests && $(CURDIR)/$(BIN)/python -c '$(FIND_CHROMIUM)')"; \
+	if [ -n "$$chromium" ]; then POSENC_CHROMIUM="$$chromium" $(MAKE) --no-print-directory $(PDF); \
+	else echo "==> No Chromium found: the PDF is not built, and the site does not link it" \
+	  "(README.md, The PDF: apt-get install chromium)"; fi
+	@$(MAKE) --no-print-directory $(HTML_BUILT) $(SLIDES_COPIED)
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/$(HTML)"
+	@if [ -f $(PDF) ]; then echo "The PDF: file://$(CURDIR)/$(PDF)"; fi
+
+site: $(HTML_BUILT) $(SLIDES_COPIED)
+	@echo
+	@echo "The site is built (not the PDF: make book). Open file://$(CURDIR)/$(HTML)"
 
 # Wheels that tests/test_packaging.py installs into fresh environments, downloaded once here so
 # that the tests need no network: setuptools (pyproject.toml's build-system, for build's
@@ -223,10 +241,10 @@ strip: $(STAMP)
 	$(BIN)/nbstripout $(NBSTRIPOUT_ARGS) $(wildcard book/*.ipynb assignments/*/*.ipynb)
 	$(BIN)/python tools/fold_solutions.py $(wildcard book/*.ipynb)
 
-# The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed by
-# Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
-# Not part of `make book`, which stays fast; run `make pdf` first and `make book` then links it.
-# Built again only when a source of the book, an assignment or the printing tools changed.
+# The whole book as one PDF (about a minute and a half): Jupyter Book's single-page HTML, printed
+# by Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
+# `make book` builds it first when it finds a Chromium, and the site then links it. Built again
+# only when a source of the book, an assignment or the printing tools changed.
 $(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
