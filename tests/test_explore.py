@@ -13,6 +13,7 @@ and check that nothing reaches the console at error level. The redraw time is me
 tools/bench_explore.py, not here.
 """
 
+import contextlib
 import hashlib
 import inspect
 import re
@@ -77,6 +78,35 @@ def loaded_once(context, base_url):
         _load_explore(tab, report)
         yield tab, report
     tab.close()
+
+
+@pytest.fixture(scope="module")
+def _family_loads(context, base_url):
+    """The loads of family_page, by test function: {name: (tab, report)}, closed at the end."""
+    with contextlib.ExitStack() as stack:
+        loads = {}
+
+        def load(name):
+            if name not in loads:
+                tab = context.new_page()
+                stack.callback(tab.close)
+                report = stack.enter_context(recording(tab, base_url, Report(f"{base_url}{EXPLORE}.html")))
+                _load_explore(tab, report)
+                loads[name] = tab, report
+            return loads[name]
+
+        yield load
+
+
+@pytest.fixture
+def family_page(_family_loads, request):
+    """The Explore page loaded once for all the cases of one parametrized test, in a tab of its
+    own: each case sets or presses only controls that no other case of its test reads (a figure
+    of its own, a control of its own, or the offset set first and checked after). Fails the case
+    on any console error or failed request since the load."""
+    tab, report = _family_loads(request.function.__name__)
+    yield tab
+    assert not report.problems, "\n".join(report.problems)
 
 
 @pytest.fixture
@@ -145,8 +175,9 @@ KEYS = {
 
 
 @pytest.mark.parametrize("name", FIGURES)
-def test_keyboard_drives_every_control(page, name):
+def test_keyboard_drives_every_control(family_page, name):
     """Tab from control to control; each key press changes the value, the figure and the summary."""
+    page = family_page
     controls = KEYS[name]
     first = figure(page, name).locator(".pe-control :is(input, select)").first
     first.focus()
@@ -373,9 +404,10 @@ def test_largest_difference_is_reported(request):
     ("12.7", "12.7 is not a whole number"), ("abc", "The field is empty"),
     ("", "The field is empty"), ("1e309", "That entry is not a number"),
     ("1000001", "1000001 is out of range"), ("--3", "That entry is not a number")])
-def test_offset_field_keeps_what_was_typed_and_says_what_is_wrong(page, typed, message):
+def test_offset_field_keeps_what_was_typed_and_says_what_is_wrong(family_page, typed, message):
     """The offset is checked when committed (Enter), never rewritten: a wrong entry stays in
     the field, a message next to it says what is accepted, and the figure does not change."""
+    page = family_page
     set_controls(page, "table", offset=5)
     field = figure(page, "table").locator("input[type=number]")
     before = fingerprint(page, "table"), data(page, "table", "api.state")["offset"]
@@ -454,8 +486,9 @@ def test_heatmap_cursor_and_role(page):
     ("table", "d_model", "ArrowRight", "d_model "), ("table", "base", "ArrowLeft", "base "),
     ("rotation", "k", "ArrowRight", "shift k "), ("dot", "d_model", "ArrowLeft", "d_model "),
     ("rope", "m", "ArrowRight", "m "), ("focus", "d_model", "ArrowRight", "d_model ")])
-def test_live_announcement_is_short_and_starts_with_the_change(page, name, key, press, starts):
+def test_live_announcement_is_short_and_starts_with_the_change(family_page, name, key, press, starts):
     """Holding a key announces once (debounced), briefly, the changed value first."""
+    page = family_page
     box = figure(page, name)
     box.evaluate("(el, k) => el.posencExplorer.controls[k].input.focus()", key)
     for _ in range(5):
