@@ -155,13 +155,15 @@ $(SLIDES_COPIED): $(SLIDES_BUILT) $(HTML_BUILT)
 # `make book`: the PDF first, when a Chromium is found (tests/browsers.py: POSENC_CHROMIUM, the
 # PATH, the usual places, Playwright's own), so that the site then built links it and carries a
 # copy; then the site and the decks, in a second make that sees the new PDF. `make site` builds
-# the site and the decks only (an edited chapter: 15 s, against about a minute and a half more
+# the site and the decks only (an edited chapter: 15 s, against about a minute more
 # for the PDF).
 FIND_CHROMIUM := import browsers; print(browsers.find_chromium()[0] or "")
 
 book: $(STAMP)
 	@chromium="$$(cd tests && $(CURDIR)/$(BIN)/python -c '$(FIND_CHROMIUM)')"; \
-	if [ -n "$$chromium" ]; then POSENC_CHROMIUM="$$chromium" $(MAKE) --no-print-directory $(PDF); \
+	if [ -n "$$chromium" ]; then POSENC_CHROMIUM="$$chromium" $(MAKE) --no-print-directory $(PDF) || { \
+	  echo "make book: printing the PDF with $$chromium failed (above); make site builds the" \
+	    "site and the decks without it" >&2; exit 1; }; \
 	else echo "==> No Chromium found: the PDF is not built, and the site does not link it" \
 	  "(README.md, The PDF: apt-get install chromium)"; fi
 	@$(MAKE) --no-print-directory $(HTML_BUILT) $(SLIDES_COPIED)
@@ -241,11 +243,12 @@ strip: $(STAMP)
 	$(BIN)/nbstripout $(NBSTRIPOUT_ARGS) $(wildcard book/*.ipynb assignments/*/*.ipynb)
 	$(BIN)/python tools/fold_solutions.py $(wildcard book/*.ipynb)
 
-# The whole book as one PDF (about a minute and a half): Jupyter Book's single-page HTML, printed
+# The whole book as one PDF (about a minute): Jupyter Book's single-page HTML, printed
 # by Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # `make book` builds it first when it finds a Chromium, and the site then links it. Built again
 # only when a source of the book, an assignment or the printing tools changed.
 $(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
+	@echo "==> Printing the PDF: the book as one page (Jupyter Book's singlehtml), printed by Chromium (about a minute)"
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)
 	touch $(PDF_PRINTED)
