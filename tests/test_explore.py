@@ -69,20 +69,10 @@ def page(tab, base_url):
 
 
 @pytest.fixture(scope="module")
-def loaded_once(context, base_url):
-    """The Explore page loaded once, in a tab of its own, for the tests that set every control of
-    one figure and read the numbers it computed (the value tests below): a load costs Chromium
-    about 1.7 s of CPU, and such a test leaves nothing that a later one reads."""
-    tab = context.new_page()
-    with recording(tab, base_url, Report(f"{base_url}{EXPLORE}.html")) as report:
-        _load_explore(tab, report)
-        yield tab, report
-    tab.close()
-
-
-@pytest.fixture(scope="module")
 def _family_loads(context, base_url):
-    """The loads of family_page, by test function: {name: (tab, report)}, closed at the end."""
+    """load(name): the Explore page loaded once per name, in a tab of its own, with the report of
+    what reached the console or failed since (closed at the end of the module). A load costs
+    Chromium about 1.7 s of CPU: the tests below share one where none reads what another left."""
     with contextlib.ExitStack() as stack:
         loads = {}
 
@@ -110,9 +100,11 @@ def family_page(_family_loads, request):
 
 
 @pytest.fixture
-def values_page(loaded_once):
-    """loaded_once's page; fails the test on any console error or failed request since the load."""
-    tab, report = loaded_once
+def values_page(_family_loads):
+    """The Explore page loaded once for the value tests, which set every control of one figure
+    and read the numbers it computed: such a test leaves nothing that a later one reads. Fails the
+    test on any console error or failed request since the load."""
+    tab, report = _family_loads("values")
     yield tab
     assert not report.problems, "\n".join(report.problems)
 
