@@ -256,3 +256,17 @@ def test_interactive_figures_print_their_static_images(pdf):
             if image.size not in sizes:
                 missing.append(path.name)
     assert missing == [], f"static images not in the PDF: {missing}"
+
+
+def test_a_site_built_after_the_pdf_links_and_carries_it(pdf):
+    """`make book` prints the PDF, then builds the site: every page's footer links the PDF and
+    the site's root holds the same file, also when Sphinx wrote no page again (tools/
+    book_release.py copies it at the end of every build), and nothing else of _build/pdf."""
+    built, site = BUILD / ".html-built", BUILD / "html"
+    if not built.exists() or built.stat().st_mtime < PDF.stat().st_mtime:
+        pytest.skip("the site was built before this PDF was printed")
+    assert (site / PDF.name).read_bytes() == PDF.read_bytes(), "the site carries another print"
+    for docname in ("book/intro", "book/formula"):
+        assert f'class="pdf-download" href="{"../" * docname.count("/")}{PDF.name}"' in (
+            site / f"{docname}.html").read_text(encoding="utf-8"), docname
+    assert not [p.name for p in site.iterdir() if p.name.startswith(".printed")]

@@ -6,12 +6,16 @@
 - ``{source}`` becomes the repository's address at the configured branch (``repository:`` in
   _config.yml) and ``{cite}`` the page "How to cite and reuse" (book/cite.md).
 - The ``{pdf}`` field of the footer becomes a link to the PDF of the whole book when
-  ``make pdf`` has written it (``_build/pdf/positional-encoding-course.pdf`` beside the HTML
-  output): the file is then copied to the site's root (``html_extra_path``). Without the PDF the
-  field is empty, so the site never links a file it does not have.
+  ``make pdf`` (or ``make book``) has written it (``_build/pdf/positional-encoding-course.pdf``
+  beside the HTML output): the file is then copied to the site's root at the end of every build,
+  also one that wrote no page (Sphinx then copies no extra file: ``html_extra_path`` would leave
+  an older print in the site). Without the PDF the field is empty, so the site never links a file
+  it does not have.
 """
 
+import filecmp
 import importlib.util
+import shutil
 from pathlib import Path
 
 PDF_NAME = "positional-encoding-course.pdf"
@@ -40,8 +44,14 @@ def _on_config_inited(app, config):
     # Only the website links the PDF (not the single page the PDF is printed from).
     pdf = pdf_path(app.outdir)
     config.posenc_pdf = PDF_NAME if Path(app.outdir).name == "html" and pdf.is_file() else ""
-    if config.posenc_pdf:
-        config.html_extra_path = [*config.html_extra_path, str(pdf.parent)]
+
+
+def _on_build_finished(app, exception):
+    """Copy the PDF that the pages link to the site's root, unless the site has it already."""
+    if exception is None and app.config.posenc_pdf:
+        pdf, copy = pdf_path(app.outdir), Path(app.outdir) / app.config.posenc_pdf
+        if not copy.is_file() or not filecmp.cmp(pdf, copy, shallow=False):
+            shutil.copyfile(pdf, copy)
 
 
 def _on_html_page_context(app, pagename, templatename, context, doctree):
@@ -69,4 +79,5 @@ def setup(app):
     app.add_config_value("posenc_pdf", "", "html")
     app.connect("config-inited", _on_config_inited)
     app.connect("html-page-context", _on_html_page_context)
+    app.connect("build-finished", _on_build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
