@@ -238,6 +238,17 @@ def test_the_package_accepts_every_supported_python(python):
     assert SpecifierSet(PYPROJECT["project"]["requires-python"]).contains(f"{python}.0")
 
 
+def test_importing_nbformat_builds_no_iri_parsers():
+    """jsonschema 4.25 and later import rfc3987-syntax, whose import builds about 35 Earley
+    parsers (2 s of CPU) in every process that imports nbformat: the pytest workers, each grader,
+    Sphinx, a student's self-check. requirements.txt pins jsonschema 4.24, which does not: the
+    environment, as installed, imports nbformat without it."""
+    run = subprocess.run([sys.executable, "-c", "import sys, nbformat\n"
+                          "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rfc3987_syntax', 'lark')))"],
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]", f"importing nbformat imported {run.stdout.strip()}"
+
+
 def main():
     """Print the resolution table (platform x Python: packages, download size; CUDA share)."""
     import tempfile
@@ -268,13 +279,3 @@ if __name__ == "__main__":
     else:
         main()
 
-
-def test_importing_nbformat_builds_no_iri_parsers():
-    """jsonschema 4.25 and later import rfc3987-syntax, whose import builds about 35 Earley
-    parsers (2 s of CPU) in every process that imports nbformat: the pytest workers, each grader,
-    Sphinx, a student's self-check. requirements.txt pins jsonschema 4.24, which does not: the
-    environment, as installed, imports nbformat without it."""
-    run = subprocess.run([sys.executable, "-c", "import sys, nbformat\n"
-                          "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rfc3987_syntax', 'lark')))"],
-                         capture_output=True, text=True, check=True)
-    assert run.stdout.strip() == "[]", f"importing nbformat imported {run.stdout.strip()}"
