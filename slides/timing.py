@@ -89,7 +89,12 @@ class Deck:
 
     @property
     def minutes(self) -> float:
-        return sum(s.minutes for s in self.slots)
+        return self.opening.minutes + sum(s.minutes for s in self.slots)
+
+    def slot_minutes(self, number: int) -> float:
+        """Minutes of slot `number` (1-based), the deck's title slide counted in the first."""
+        extra = self.opening.minutes if number == 1 else 0
+        return extra + self.slots[number - 1].minutes
 
     def slides(self) -> list:
         """Every slide in order, the title slide first."""
@@ -199,7 +204,7 @@ def plan_markdown(found: list | None = None) -> str:
             polls = "; ".join(f"{s.poll[0]} {s.poll[1]} "
                               f"({'predict' if 'predict' in s.poll_options else 'check'})"
                               for s in slides if s.poll)
-            out.append(f"| {number}. {slot.title} | {_minutes(sum(s.minutes for s in slides))} | "
+            out.append(f"| {number}. {slot.title} | {_minutes(deck.slot_minutes(number))} | "
                        f"{_kinds(slides)} | {polls or '-'} | {slot.options.get('drop', '-')} | "
                        f"{slot.options.get('moved', '-')} |")
         out.append("")

@@ -61,7 +61,7 @@ class Notes(SphinxDirective):
         if not say:
             raise self.error(f"slide {slide.headline!r}: the notes say nothing to say")
         when = (f"Slot {number} of {len(deck.slots)}, {slot.title} "
-                f"({timing._minutes(slot.minutes)} min) · this slide "
+                f"({timing._minutes(deck.slot_minutes(number))} min) · this slide "
                 f"{timing._minutes(slide.minutes)} min ({kind}) · minute "
                 f"{timing._minutes(start)} to {timing._minutes(start + slide.minutes)} of "
                 f"{timing._minutes(deck.minutes)}")
