@@ -120,17 +120,25 @@ $(RUBRICS): $(MASTERS) tools/rubrics.py | $(STAMP)
 	$(BIN)/python tools/rubrics.py
 	touch $@  # rubrics.py leaves an unchanged file as it is: without this, always out of date
 
-$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
+# The lecture plan's table, which book/teaching.md includes: slot minutes computed from the
+# decks' sources by the time rule of slides/timing.py (slides/README.md), not typed.
+PLAN_TABLE := _build/plan.md
+
+$(PLAN_TABLE): $(wildcard slides/lecture-*.md) slides/timing.py | $(STAMP)
+	$(BIN)/python slides/timing.py $@
+	touch $@  # timing.py leaves an unchanged file as it is
+
+$(HTML_BUILT): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(PLAN_TABLE) $(wildcard $(PDF_PRINTED)) $(NODE_MODULES) | $(STAMP)
 	@echo "==> Building the website with Jupyter Book: every page the first time (about 10 s),"
 	@echo "    later only the pages that changed"
 	$(BIN)/jupyter-book build . -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	touch $@
 
-# The lecture decks: one reveal.js deck per lecture of book/teaching.md's two-lecture plan (and
-# of the four-lecture plan, once it has tables), built by sphinx-revealjs from the plan, the
-# chapters' notebooks and their live figures (slides/README.md), into _build/slides/. Built again
-# only when one of those changed (about 10 s).
-SLIDES_SOURCES := $(wildcard slides/*.py slides/_ext/*.py slides/_static/*) book/teaching.md \
+# The lecture decks: one reveal.js deck per edited source slides/lecture-N.md, built by
+# sphinx-revealjs with content taken by reference from the chapters' notebooks, the package and
+# the live figures (slides/README.md), into _build/slides/. Built again only when one of those
+# changed (about 15 s).
+SLIDES_SOURCES := $(wildcard slides/*.md slides/*.py slides/_ext/*.py slides/_static/*) \
 	book/explore.md $(wildcard book/*.ipynb) book/_ext/posenc_explorer.py \
 	$(wildcard book/_static/posenc-explorer*) $(PACKAGE)
 SLIDES_BUILT   := _build/slides/.built
@@ -247,7 +255,7 @@ strip: $(STAMP)
 # by Debian's Chromium (apt-get install chromium) through Playwright after MathJax has typeset it.
 # `make book` builds it first when it finds a Chromium, and the site then links it. Built again
 # only when a source of the book, an assignment or the printing tools changed.
-$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
+$(PDF): $(BOOK_SOURCES) $(ASSIGNED) $(RUBRICS) $(PLAN_TABLE) $(NODE_MODULES) tools/print_pdf.py tools/print.css | $(STAMP)
 	@echo "==> Printing the PDF: the book as one page (Jupyter Book's singlehtml), printed by Chromium (about a minute)"
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going || { rm -rf _build/.doctrees; exit 1; }
 	$(BIN)/python tools/print_pdf.py _build/singlehtml $(PDF)

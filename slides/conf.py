@@ -1,5 +1,5 @@
 """Sphinx configuration of the lecture decks (slides/build.py runs `sphinx-build -b revealjs`
-with it on the sources it writes from book/teaching.md; see slides/README.md).
+with it on the decks' sources, slides/lecture-*.md; see slides/README.md).
 
 The decks are built with their own configuration, not the book's: sphinx-book-theme does not run
 under another builder. They keep what the slides need: MyST (with the book's math syntax), the
@@ -19,7 +19,9 @@ author = "The Positional Encoding course authors"
 copyright = "2026"
 root_doc = "lecture-1"
 extensions = ["myst_parser", "sphinx_revealjs", "sphinx-mathjax-offline", "posenc_explorer",
-              "chapter_parts"]
+              "chapter_parts", "deck_notes"]
+# The sources are this folder's lecture-*.md; the rest of the folder is the builder's.
+exclude_patterns = ["README.md", "_ext", "_static", "__pycache__"]
 myst_enable_extensions = ["amsmath", "colon_fence", "dollarmath"]
 suppress_warnings = ["myst.header"]  # a slide's heading may follow another of any level
 
@@ -30,7 +32,10 @@ revealjs_style_theme = "white"
 revealjs_static_path = [str(HERE / "_static")]
 # posenc-explorer.css: the live figures' styles (book/_ext/posenc_explorer.py copies it into
 # _static; it adds it to the pages of the book's HTML builders only).
-revealjs_css_files = ["revealjs/plugin/highlight/zenburn.css", "posenc-explorer.css", "deck.css"]
+# deck-kinds.css: the kinds of slides of the edited decks (a figure alone, code, board material,
+# live figures at a projector's size), after deck.css.
+revealjs_css_files = ["revealjs/plugin/highlight/zenburn.css", "posenc-explorer.css", "deck.css",
+                      "deck-kinds.css"]
 html_copy_source = False  # no _sources/ folder beside the decks
 revealjs_script_conf = {
     "navigationMode": "linear",
