@@ -83,6 +83,7 @@ def _tool(name: str):
 
 sandbox = _tool("sandbox")
 review = _tool("review")
+manual = _tool("manual")  # the written questions' pages and score sheets
 
 
 @dataclass
@@ -360,7 +361,7 @@ def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, 
     questions = answer["questions"]
     public = "\n".join(q["public"] for q in questions.values())
     errors = [str(e) for e in answer.get("errors", [])]
-    return {"tests": [{"name": "Public Tests", "output": public}] + [
+    return {"executed": answer.get("executed"), "tests": [{"name": "Public Tests", "output": public}] + [
         {"name": name, "score": q["score"], "max_score": q["possible"], "output": q["output"]}
         for name, q in questions.items()] + ([{"name": "Errors in the notebook's cells", "output":
             "\n".join(errors), "visibility": "visible"}] if errors else [])}
@@ -391,6 +392,9 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
         environment = sandbox.environment(name, work / "environments")
         report = grade_sealed(grade, copy, grader, tests, environment, timeout,
                               test_timeout, cell_timeout, _checks(given))
+        executed = report.pop("executed", None) if report is not None else None
+        if keep is not None:  # the written answers, with the outputs of this run, for tools/manual.py
+            manual.keep(keep, executed, notebook)
         if report is not None:
             read_results(grade, report)
             if keep is not None:
@@ -506,6 +510,7 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
     for g in grades:
         g.review = "; ".join(part for part in (g.review, flags.get(g.student, "")) if part)
     write_outputs(grades, output)
+    manual.write(zip_path, output, [g.student for g in grades])
     return grades
 
 

@@ -50,6 +50,22 @@ def written_questions(master):
     return found
 
 
+def rubric_items(rubric):
+    """[(criterion, points)] of a rubric's table (its first table): the last column's points, or
+    one point per row where the rubric gives "one per sub-question" (the first two columns then
+    name the item)."""
+    rows = []
+    for line in rubric[rubric.index("|"):].splitlines() if "|" in rubric else []:
+        if not line.startswith("|"):
+            break
+        if not set(line) <= set("|-: "):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    rows = rows[1:]  # the header
+    if rows and all(re.fullmatch(r"[\d½/]+", row[-1]) for row in rows):
+        return [(row[0], Fraction(row[-1].replace("½", "1/2"))) for row in rows]
+    return [(f"{row[0]}: {row[1]}", Fraction(1)) for row in rows]
+
+
 def _points(value):
     return f"{float(value):g}"
 
