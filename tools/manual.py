@@ -15,9 +15,10 @@
   code of every student. The codes are kept from one run to the next (a sheet filled after one
   run still merges after a re-run); new students get new codes.
 
-The pages hold no script: markdown is rendered without raw HTML, outputs as text and PNG
+The pages run nothing a submission wrote: markdown is rendered without raw HTML, outputs as text and PNG
 images only (an output's HTML is shown as its text), so a submission cannot run code in the
-reader's browser. Math is typeset by MathJax when the browser can load it, else shown as TeX.
+reader's browser; the only script is MathJax (``manual/mathjax/``, the copy the book's build
+uses, with its "safe" extension), which typesets the math offline.
 A browser prints a page to PDF (each answer starts a page).
 
 ``merge`` (``make grade ... MANUAL="<sheet> ..."``) reads the filled sheets and rewrites
@@ -43,6 +44,7 @@ import re
 import secrets
 import shutil
 import sys
+import sysconfig
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -148,10 +150,17 @@ def codes(output: Path, students: list[str]) -> dict[str, str]:
     return known
 
 
-def _markdown(text: str) -> str:
+PLACEHOLDER = "_Type your answer here, replacing this text._"  # Otter's, in the handed-out notebook
+# MathJax as the book's build ships it (sphinx-mathjax-offline): one file, fonts included.
+# With its "safe" extension, which drops what TeX could link or style (\\href, \\style, ...).
+MATHJAX = Path(sysconfig.get_paths()["purelib"]) / "sphinx-mathjax-offline" / "static" / "mathjax"
+
+
+def _markdown(text: str, inline: bool = False) -> str:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.dollarmath import dollarmath_plugin
-    rendered = MarkdownIt("commonmark", {"html": False}).enable("table").use(dollarmath_plugin).render(text)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table").use(dollarmath_plugin)
+    rendered = parser.renderInline(text) if inline else parser.render(text)
     rendered = re.sub(r'(<span class="math inline">)(.*?)(</span>)', r"\1\\(\2\\)\3", rendered, flags=re.S)
     return re.sub(r'(<div class="math block">)(.*?)(</div>)', r"\1\\[\2\\]\3", rendered, flags=re.S)
 
@@ -183,7 +192,7 @@ def _answer(cells: list) -> str:
     parts = []
     for cell in cells:
         source = _text(cell.get("source"))
-        if cell.get("cell_type") == "markdown":
+        if cell.get("cell_type") == "markdown" and source.strip() != PLACEHOLDER:
             parts.append(f'<div class="md">{_markdown(source)}</div>')
         elif cell.get("cell_type") == "code" and source.strip() not in ("", "..."):
             parts.append(f'<pre class="code">{html.escape(source)}</pre>' + _outputs(cell.get("outputs")))
@@ -200,13 +209,13 @@ header.rubric{background:#fffbe6;padding:.5em 1em}"""
 def page(assignment: str, question: Question, answers: list[tuple[str, str, list]]) -> str:
     """The HTML page of a written question: the prompt and the rubric, then each (code, where its
     outputs come from, cells) answer."""
-    items = "".join(f"<li><b>{question.name}.{i}</b> ({float(p):g} points): {_markdown(label)}</li>"
+    items = "".join(f"<li><b>{question.name}.{i}</b> ({float(p):g} points): {_markdown(label, inline=True)}</li>"
                     for i, (label, p) in enumerate(question.items, 1))
     sections = "".join(f'<section class="answer"><h2>Answer {code}</h2><p class="src">Outputs: {html.escape(src)}'
                        f"</p>{_answer(cells)}</section>" for code, src, cells in answers)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{assignment} {question.name}</title>"
-            f"<style>{STYLE}</style><script>window.MathJax={{tex:{{inlineMath:[['\\\\(','\\\\)']]}}}};</script>"
-            "<script defer src='https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js'></script></head><body>"
+            f"<style>{STYLE}</style><script>window.MathJax={{loader:{{load:['ui/safe']}}}};</script>"
+            "<script defer src='mathjax/tex-svg.js'></script></head><body>"
             f"<h1>{html.escape(assignment)} {question.name}: {html.escape(question.title)}</h1>"
             f"<header class='rubric'>{_markdown(question.prompt)}{_markdown(question.rubric)}"
             f"<p>Score sheet: <code>{question.name}-scores.csv</code>, one column per item:</p><ol>{items}</ol></header>"
@@ -227,6 +236,10 @@ def write(zip_path: Path, output: Path, students: list[str]) -> list[Path]:
     if not found:
         return []
     folder.mkdir(parents=True)
+    if (MATHJAX / "tex-svg.js").is_file():
+        for part in ("tex-svg.js", "ui/safe.js"):
+            (folder / "mathjax" / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(MATHJAX / part, folder / "mathjax" / part)
     (output / NOTED).write_text(f"{zip_path.resolve()}\n")
     (output / AUTOGRADED).unlink(missing_ok=True)  # a new run's grades.csv is the autograded one
     key = codes(output, students)
