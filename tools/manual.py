@@ -90,7 +90,7 @@ def master_for(zip_path: Path) -> Path:
 
 def questions(master: Path) -> list[Question]:
     """The written questions of a master, with their rubric items."""
-    return [Question(n, p, t, pr, r, rubrics.rubric_items(r)) for n, p, t, pr, r in rubrics.written_questions(master)]
+    return [Question(n, p, t, pr, r, rubrics.rubric_items(r)) for n, p, t, pr, r, _ in rubrics.written_questions(master)]
 
 
 def answer_cells(cells: list) -> dict[str, list]:
