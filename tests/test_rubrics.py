@@ -95,3 +95,12 @@ def test_the_hand_grading_time_is_computed_from_the_masters():
     row = next(line for line in rubrics.page().splitlines() if "`attend-by-position`" in line)
     assert row.endswith(" | ".join(hours) + " |") and f"| {per_answer:.1f} |" in row
     assert 2 < per_answer < 6  # minutes per submission: a sanity range, not the value
+
+
+def test_instructors_page_quotes_the_computed_hours():
+    (master,) = [m for m in MASTERS if m.stem == "attend-by-position"]
+    timed = [rubrics.minutes(rubric, model) for *_, rubric, model in rubrics.written_questions(master)]
+    hours = [f"{(n * sum(t[1] for t in timed) + sum(t[2] for t in timed)) / 60:.1f}".removesuffix(".0")
+             for n in rubrics.CLASSES]
+    text = " ".join((ROOT / "book" / "assignments" / "instructors.md").read_text().split())
+    assert f"{hours[0]} hours for 120 students and {hours[1]} hours for 200" in text, hours
