@@ -347,7 +347,9 @@ def _copies(submissions: dict[str, Path], solutions: dict[str, Path], given: fro
                 f"{a} ~ {b} {v:.0%}" for (a, b), v in sorted(inside.items(), key=lambda x: -x[1])[:8]))
             for student in group:
                 others = [b if a == student else a for (a, b) in inside if student in (a, b)]
-                flags[student] = "; ".join(f for f in (flags.get(student), f"written {question} as {_named(others)}'s") if f)
+                alike = (f"written {question} as {', '.join(others)}'s" if len(others) <= SHOWN else
+                         f"written {question} alike in a group of {len(group)} (copies.txt)")
+                flags[student] = "; ".join(f for f in (flags.get(student), alike) if f)
     for student, path in submissions.items():
         why = other_numbers(path, given)
         if why:
