@@ -288,6 +288,10 @@ clean:
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
 # VARIANT=<secret> grades with the private variant `make variant SEED=<secret>` wrote (made
 # first when it is missing), and writes to _build/variants/<secret>/grades/<assignment>.
+# It also writes the written questions' pages and score sheets (tools/manual.py) in
+# $(GRADES)/manual/ and the codes' key in $(GRADES)/manual-key.csv; MANUAL="<sheet> ..." then
+# merges the filled sheets into $(GRADES)/grades.csv instead of grading.
+MANUAL       ?=
 ASSIGNMENT   ?=
 SUBMISSIONS  ?=
 VARIANT      ?=
@@ -298,7 +302,11 @@ TIMEOUT      ?= 600
 TEST_TIMEOUT ?= 60
 CELL_TIMEOUT ?= 120
 .PHONY: grade
-grade: $(STAMP)
+grade: $(if $(MANUAL),grade-manual,grade-sealed)
+.PHONY: grade-manual grade-sealed
+grade-manual: $(STAMP)
+	$(BIN)/python tools/manual.py "$(GRADES)" $(MANUAL)
+grade-sealed: $(STAMP)
 	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
 	@$(if $(VARIANT),test -f $(GRADED_FROM)/.assigned || $(BIN)/python tools/variant.py --seed "$(VARIANT)" --only $(ASSIGNMENT),$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned)

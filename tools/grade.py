@@ -83,6 +83,7 @@ def _tool(name: str):
 
 sandbox = _tool("sandbox")
 review = _tool("review")
+manual = _tool("manual")  # the written questions' pages and score sheets
 
 
 @dataclass
@@ -360,7 +361,7 @@ def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, 
     questions = answer["questions"]
     public = "\n".join(q["public"] for q in questions.values())
     errors = [str(e) for e in answer.get("errors", [])]
-    return {"tests": [{"name": "Public Tests", "output": public}] + [
+    return {"executed": answer.get("executed"), "tests": [{"name": "Public Tests", "output": public}] + [
         {"name": name, "score": q["score"], "max_score": q["possible"], "output": q["output"]}
         for name, q in questions.items()] + ([{"name": "Errors in the notebook's cells", "output":
             "\n".join(errors), "visibility": "visible"}] if errors else [])}
@@ -391,6 +392,9 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
         environment = sandbox.environment(name, work / "environments")
         report = grade_sealed(grade, copy, grader, tests, environment, timeout,
                               test_timeout, cell_timeout, _checks(given))
+        executed = report.pop("executed", None) if report is not None else None
+        if keep is not None:  # the written answers, with the outputs of this run, for tools/manual.py
+            manual.keep(keep, executed, notebook)
         if report is not None:
             read_results(grade, report)
             if keep is not None:
@@ -412,7 +416,7 @@ def submissions_in(folder: Path) -> dict[str, Path]:
     return found
 
 
-OUTPUTS = ("grades.csv", "feedback", "details", "results")  # what a run writes in its folder
+OUTPUTS = ("grades.csv", "feedback", "details", "results", "copies.txt")  # what a run writes in its folder
 
 
 def clear_outputs(output: Path) -> None:
@@ -459,7 +463,7 @@ def published(zip_path: Path) -> dict[str, Path]:
     beside = zip_path.parent / f"{name}.ipynb"
     found = {"the published solutions": public}
     if not public.is_file() or not beside.is_file() or beside.read_bytes() != public.read_bytes():
-        found["the autograder's solutions"] = beside
+        found["this variant's solutions"] = beside  # tools/review.py names what comes from them
     return {label: path for label, path in found.items() if path.is_file()}
 
 
@@ -505,7 +509,9 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
                           published(zip_path) if solutions is None else solutions, handed_out, copy_threshold)
     for g in grades:
         g.review = "; ".join(part for part in (g.review, flags.get(g.student, "")) if part)
+    (output / "copies.txt").write_text(flags.listing)  # the copies grouped, for the instructor
     write_outputs(grades, output)
+    manual.write(zip_path, output, [g.student for g in grades])
     return grades
 
 
@@ -566,8 +572,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.output / 'grades.csv'}")
     for g in failed:
         print(f"  {g.student}: 0 ({g.reason})")
+    print((args.output / "copies.txt").read_text(), end="")
     for g in grades:
-        if g.review:
+        if g.review and not g.review.startswith(("copy of", "written q")):
             print(f"  {g.student}: review the notebook ({g.review})")
     return 0
 

@@ -379,7 +379,7 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
                 process.kill()
             process.wait()
             _wait_ended(inits)
-    return {"questions": questions, "errors": errors[:20]}
+    return {"questions": questions, "errors": errors[:20], "executed": nb}  # nb: for tools/manual.py
 
 
 def _children(pid: int) -> list[int]:
