@@ -30,26 +30,12 @@ MROPE_FAMILIES = {
 }
 
 
-def _from_dict(config: dict):
-    """A ``config.json`` dict read by the ``transformers`` config class of its ``model_type``."""
-    try:
-        from transformers import AutoConfig
-    except ImportError:
-        raise TypeError("a config.json dict of an M-RoPE model is read through transformers' "
-                        "config classes, and transformers is not installed: pass the model's "
-                        "config object (model.config)") from None
-    values = dict(config)
-    model_type = values.pop("model_type", None)
-    if model_type is None:
-        raise ValueError("the config dict has no 'model_type' (e.g. 'qwen2_vl'): its family, "
-                         "and so its M-RoPE layout, is unknown")
-    return AutoConfig.for_model(model_type, **values)
-
-
 def _read(config) -> tuple[dict, tuple, bool]:
     """``(rope_config(text config), mrope_section, interleaved)`` of a model's config."""
     if isinstance(config, dict):
-        config = _from_dict(config)
+        raise TypeError("HFMultimodalRotaryEmbedding takes the model's config object "
+                        "(model.config, or transformers.AutoConfig.for_model(**config_dict) "
+                        "for a config.json dict), as transformers reads it; got a dict")
     text = getattr(config, "text_config", None)
     text = config if text is None else text
     model_type = getattr(text, "model_type", None)
@@ -96,9 +82,8 @@ def _check_inputs(x, position_ids) -> torch.Tensor:
 class HFMultimodalRotaryEmbedding(nn.Module):
     """The M-RoPE of Qwen2-VL, Qwen2.5-VL and Qwen3-VL's text models, as exact as float32 allows.
 
-    Built from the model's config as ``transformers`` reads it (the config object, or its
-    ``config.json`` dict read through ``transformers``' config class of its ``model_type``; the
-    ``text_config`` of a multimodal config is taken), it replaces the model's
+    Built from the model's config object as ``transformers`` reads it (the ``text_config``
+    of a multimodal config is taken), it replaces the model's
     ``Qwen2VLRotaryEmbedding``, ``Qwen2_5_VLRotaryEmbedding`` or ``Qwen3VLTextRotaryEmbedding``,
     which each text model keeps as ``rotary_emb``::
 
@@ -126,9 +111,11 @@ class HFMultimodalRotaryEmbedding(nn.Module):
     :class:`RotaryEmbedding` it holds (``self.rotary``, ``layout="half"``).
 
     Args:
-        config: the model's ``transformers`` config (``Qwen2VLConfig``, ``Qwen2_5_VLConfig``,
-            ``Qwen3VLConfig`` or their text configs), or its ``config.json`` dict (needs
-            ``transformers``).
+        config: the model's ``transformers`` config object (``Qwen2VLConfig``,
+            ``Qwen2_5_VLConfig``, ``Qwen3VLConfig`` or their text configs; duck-typed, this
+            module does not import ``transformers``). For a ``config.json`` dict, pass
+            ``transformers.AutoConfig.for_model(**config_dict)``: the family's config class
+            fills in what the dict leaves out (its ``rope_theta``, its ``mrope_section``).
         max_len: keyword only, the positions tabulated up front, an ``int >= 0`` (default
             4096); grown when needed in eager calls.
 
@@ -139,8 +126,8 @@ class HFMultimodalRotaryEmbedding(nn.Module):
         each ``(batch, seq_len, head_dim)``, of ``x``'s dtype and device.
 
     Raises:
-        TypeError: a dict config without ``transformers`` installed, a bad ``x`` or
-            ``position_ids``; or as :func:`posenc.rope_config`.
+        TypeError: a dict instead of a config object, a bad ``x`` or ``position_ids``; or
+            as :func:`posenc.rope_config`.
         ValueError: a config of another model type (the message lists the ones read), an
             ``mrope_section`` that does not fit the head (its sum must be ``head_dim / 2``),
             ``position_ids`` of a wrong shape; or as :func:`posenc.rope_config`.
