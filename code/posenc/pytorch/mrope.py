@@ -107,8 +107,9 @@ class HFMultimodalRotaryEmbedding(nn.Module):
     -sin(a)``); ``"dynamic"`` scaling is stateless, its length the largest ``|id|`` plus
     one (see :class:`HFRotaryEmbedding`); bad input gets a clear error.
 
-    Tables, growth, ``.to()`` / ``.double()``, ``torch.compile``: those of the
-    :class:`RotaryEmbedding` it holds (``self.rotary``, ``layout="half"``).
+    Tables, growth and ``.to()`` / ``.double()``: those of the :class:`RotaryEmbedding` it
+    holds (``self.rotary``, ``layout="half"``); the pairs' axes are a buffer that moves with
+    the module.
 
     Args:
         config: the model's ``transformers`` config object (``Qwen2VLConfig``,
