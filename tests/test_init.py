@@ -13,6 +13,7 @@ def test_public_names():
         "angular_frequencies", "positional_encoding", "positional_encoding_loop", "shift_matrix",
         "rope", "alibi_slopes", "alibi_bias", "positional_encoding_2d", "rope_2d", "rope_frequencies",
         "rope_config",
+        "mrope", "mrope_angles", "mrope_cos_sin", "mrope_pair_axes",
     }
     for name in posenc.__all__:
         assert callable(getattr(posenc, name))

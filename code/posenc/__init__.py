@@ -15,6 +15,9 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`positional_encoding_2d`, :func:`rope_2d`: positions on a 2-D grid of image patches
   (``posenc.two_d``: MAE's 2-D sine-cosine encoding, also in MAE's own order with
   ``layout="mae"``; axial 2-D RoPE, in RoPE-ViT's half order with ``first="columns"``).
+- :func:`mrope`, :func:`mrope_angles`, :func:`mrope_cos_sin`, :func:`mrope_pair_axes`: M-RoPE,
+  the temporal, height and width sections of the rotary pairs of Qwen2-VL, Qwen2.5-VL and
+  (interleaved) Qwen3-VL (``posenc.mrope``).
 - ``posenc.attention``: softmax, causal mask, scaled dot-product attention and the four
   terms of a score with added positions (NumPy).
 - ``posenc.reference``: correct forms the book compares the package's own choices with (the
@@ -42,11 +45,16 @@ from .encoding import (
 from .relative import alibi_bias, alibi_slopes, rope
 from .rope_scaling import rope_config, rope_frequencies
 from .two_d import positional_encoding_2d, rope_2d
+from .mrope import mrope, mrope_angles, mrope_cos_sin, mrope_pair_axes
 
 __all__ = [
     "alibi_bias",
     "alibi_slopes",
     "angular_frequencies",
+    "mrope",
+    "mrope_angles",
+    "mrope_cos_sin",
+    "mrope_pair_axes",
     "positional_encoding",
     "positional_encoding_2d",
     "positional_encoding_loop",

@@ -11,6 +11,9 @@ the column.
   Transformer"), which rotates queries and keys so that a score depends only on the row and
   column offsets between two patches.
 
+Multimodal models that also number frames (Qwen2-VL's M-RoPE, :mod:`posenc.mrope`) share out the
+pairs of one 1-D RoPE among time, rows and columns instead of giving each axis half of the vector.
+
 Importing this module imports NumPy only.
 """
 

@@ -13,6 +13,9 @@ tensor's dtype), so it equals the NumPy version. One module per scheme:
 - :mod:`posenc.pytorch.hf`: :class:`HFRotaryEmbedding`, a drop-in replacement for a Hugging
   Face ``transformers`` model's rotary embedding (``model.model.rotary_emb``), built from its
   config.
+- :mod:`posenc.pytorch.mrope`: :class:`HFMultimodalRotaryEmbedding`, the same for the M-RoPE
+  of Qwen2-VL, Qwen2.5-VL and Qwen3-VL's text models (``rotary_emb`` of their
+  ``language_model``).
 - :mod:`posenc.pytorch.alibi`: :class:`ALiBi` (a module) and :func:`alibi_bias` (a tensor),
   the linear attention biases of Press et al. 2022.
 - :mod:`posenc.pytorch._tables`: the machinery the modules share (cached tables per dtype
@@ -28,6 +31,7 @@ from ._tables import CACHE_SIZE
 from .alibi import ALiBi, alibi_bias
 from .hf import HFRotaryEmbedding
 from .learned import LearnedPositionalEmbedding
+from .mrope import HFMultimodalRotaryEmbedding
 from .rotary import AXES, RotaryEmbedding
 from .sinusoidal import LOADED_TABLE_TOLERANCE, PositionalEncoding, positional_encoding
 
@@ -35,6 +39,7 @@ __all__ = [
     "ALiBi",
     "AXES",
     "CACHE_SIZE",
+    "HFMultimodalRotaryEmbedding",
     "HFRotaryEmbedding",
     "LOADED_TABLE_TOLERANCE",
     "LearnedPositionalEmbedding",
