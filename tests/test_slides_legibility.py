@@ -152,6 +152,7 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
       Reveal.slide(at.h, at.v, slide.querySelectorAll(".fragment").length + 1);
       const record = measure(slide, frameBox);
       record.at = `${at.h}.${at.v || 0}`;
+      record.hidden = slide.querySelectorAll(".fragment:not(.visible)").length;
       record.notes = Array.from(slide.querySelectorAll("aside.notes"), n => n.textContent).join(" ");
       records.push(record);
     }
@@ -241,6 +242,7 @@ def test_decks_are_measured(decks):
     for name, measured in decks.items():
         assert measured["scale"] == pytest.approx(0.864, abs=0.01), name
         assert measured["print"][-1]["ordinal"] == len(measured["deck"]) - 1, name
+        assert not [r["at"] for r in measured["deck"] if r["hidden"]], f"{name}: fragments hidden"
 
 
 def test_no_raw_tex(decks):
