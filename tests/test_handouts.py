@@ -51,8 +51,8 @@ def expected_pages(deck):
         heading = slide.find(["h1", "h2", "h3"])
         title = heading.get_text(" ", strip=True) if heading else ""
         fragments = slide.select(".fragment")
-        steps = (len({f["data-fragment-index"] for f in fragments if f.has_attr("data-fragment-index")})
-                 + sum(1 for f in fragments if not f.has_attr("data-fragment-index")))
+        indexed = [f["data-fragment-index"] for f in fragments if f.has_attr("data-fragment-index")]
+        steps = len(set(indexed)) + len(fragments) - len(indexed)  # one step per index, or each
         notes = " ".join(n.get_text(" ", strip=True) for n in slide.select("aside.notes"))
         pages += ([("slide", title)] + [("notes", notes)] * bool(notes.strip())
                   + [("slide", title)] * steps)

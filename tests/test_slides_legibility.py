@@ -57,10 +57,10 @@ RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[\[\]()]|\$\$|[\^_]\{")
 # A bare slot label that the notes of the generated decks began with ("Slot 1 of 6 (8 min).").
 SLOT_LABEL = re.compile(r"^\s*Slot \d+ of \d+ \([^)]*\)\.?")
 
-# Walks the deck (or, in the print view, its pages) and measures every slide. Arguments: the
-# projector's scale (the deck view's Reveal.getScale(), for the print view; null in the deck),
-# the smallest text (px on screen) and TeX left as text (RAW_TEX's source).
-MEASURE = r"""async ([deckScale, minText, rawTex]) => {
+# Walks the deck (or, in the print view, its pages) and measures every slide. Argument: {scale:
+# the projector's (the deck view's Reveal.getScale(), for the print view; null in the deck),
+# minText: MIN_TEXT, slack: SLACK, rawTex: RAW_TEX's source}.
+MEASURE = r"""async ({scale: deckScale, minText, slack, rawTex}) => {
   await MathJax.startup.promise;
   await document.fonts.ready;
   const print = Reveal.isPrintView();
@@ -70,11 +70,12 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
     history: false, progress: false, controls: false, slideNumber: false});
   const rect = e => { const r = e.getBoundingClientRect();
     return {l: r.left, t: r.top, r: r.right, b: r.bottom, w: r.width, h: r.height}; };
-  const shown = e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})
+  const shown = e => visible(e)
     && e.getBoundingClientRect().width * e.getBoundingClientRect().height > 4;
   const label = e => (e.className && e.className.baseVal === undefined && e.className
     ? `${e.tagName.toLowerCase()}.${e.className.split(/\s+/)[0]}` : e.tagName.toLowerCase());
-  const snippet = t => t.replace(/\s+/g, " ").trim().slice(0, 60);
+  const snippet = (t, n = 60) => t.replace(/\s+/g, " ").trim().slice(0, n);
+  const visible = e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
   const KINDS = [["equation", "mjx-container"], ["code", "pre"], ["table", "table"],
     ["image", "img"], ["live figure", ".posenc-explorer"],
     ["text", "p, li, h1, h2, h3, h4, blockquote, .poll-answer"]];
@@ -83,17 +84,18 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
   function measure(slide, frame) {
     const record = {heading: snippet((slide.querySelector("h1, h2, h3") || {}).textContent || ""),
       outside: [], scrolled: [], elided: [], figures: [], code: [], small: [], tex: ""};
-    const inFrame = r => r.l >= frame.l - 2 && r.t >= frame.t - 2 && r.r <= frame.r + 2
-      && r.b <= frame.b + 2;
+    const inFrame = r => r.l >= frame.l - slack && r.t >= frame.t - slack
+      && r.r <= frame.r + slack && r.b <= frame.b + slack;
     for (const [kind, selector] of KINDS) {
       for (const e of slide.querySelectorAll(selector)) {
         if (!shown(e) || e.closest("aside.notes")) continue;
         if (kind === "equation" && e.parentElement.closest("mjx-container")) continue;
         // typeset math: the box of what MathJax drew, which may be wider than its container
         const box = rect(kind === "equation" ? (e.querySelector("mjx-math") || e) : e);
-        if (!inFrame(box)) record.outside.push(`${kind} ${Math.round(box.w)}x${Math.round(box.h)}`
-          + ` px at (${Math.round(box.l - frame.l)}, ${Math.round(box.t - frame.t)})`
-          + (kind === "text" || kind === "code" ? ` "${snippet(e.textContent).slice(0, 30)}"` : ""));
+        if (inFrame(box)) continue;
+        record.outside.push(`${kind} ${Math.round(box.w)}x${Math.round(box.h)} px at `
+          + `(${Math.round(box.l - frame.l)}, ${Math.round(box.t - frame.t)})`
+          + (kind === "text" || kind === "code" ? ` "${snippet(e.textContent, 30)}"` : ""));
       }
     }
     const blocks = Array.from(slide.querySelectorAll("pre")).filter(shown);
@@ -103,11 +105,11 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
       for (const e of new Set([pre, code])) {
         if (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
           record.scrolled.push(`${e.scrollWidth}x${e.scrollHeight} px in ${e.clientWidth}x`
-            + `${e.clientHeight} ("${snippet(text).slice(0, 30)}")`);
+            + `${e.clientHeight} ("${snippet(text, 30)}")`);
       }
       if (/(\.\.\.|\u2026)\s*$/.test(text)) record.elided.push(snippet(text.slice(-60)));
       record.code.push({px: parseFloat(getComputedStyle(code).fontSize) * scale,
-        lines: text.split("\n").length, text: snippet(text).slice(0, 30)});
+        lines: text.split("\n").length, text: snippet(text, 30)});
     }
     const tables = Array.from(slide.querySelectorAll("table")).filter(shown);
     for (const img of slide.querySelectorAll("img")) {
@@ -116,8 +118,8 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
       const r = img.getBoundingClientRect(), fit = getComputedStyle(img).objectFit;
       const drawn = fit === "contain" && img.naturalHeight
         ? Math.min(r.width, r.height * img.naturalWidth / img.naturalHeight) : r.width;
-      record.figures.push({share: drawn / frame.w,
-        beside: blocks.length + tables.length, src: (img.getAttribute("src") || "").split("/").pop()});
+      record.figures.push({share: drawn / frame.w, beside: blocks.length + tables.length,
+        src: (img.getAttribute("src") || "").split("/").pop()});
     }
     // every visible piece of text: its font size on screen, and what is not typeset math or code
     const prose = [];
@@ -128,14 +130,16 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
       const range = document.createRange();
       range.selectNodeContents(node);
       const r = range.getBoundingClientRect();
-      if (r.width * r.height <= 4 || !e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) continue;
+      if (r.width * r.height <= 4 || !visible(e)) continue;
       let px = parseFloat(getComputedStyle(e).fontSize);
       if (e instanceof SVGElement) { const m = e.getScreenCTM(); px *= Math.hypot(m.a, m.b); }
       else px *= scale;
-      if (px < minText - 0.25) record.small.push([px, `${label(e)} "${snippet(node.textContent).slice(0, 30)}"`]);
+      const what = `${label(e)} "${snippet(node.textContent, 30)}"`;
+      if (px < minText - 0.25) record.small.push([px, what]);
       if (!e.closest("pre, code")) prose.push(node.textContent);
     }
-    for (const e of slide.querySelectorAll("select, button, input:is([type=number], [type=text])")) {
+    const fields = "select, button, input:is([type=number], [type=text])";
+    for (const e of slide.querySelectorAll(fields)) {
       const px = parseFloat(getComputedStyle(e).fontSize) * scale;
       if (shown(e) && px < minText - 0.25) record.small.push([px, label(e)]);
     }
@@ -153,7 +157,8 @@ MEASURE = r"""async ([deckScale, minText, rawTex]) => {
       const record = measure(slide, frameBox);
       record.at = `${at.h}.${at.v || 0}`;
       record.hidden = slide.querySelectorAll(".fragment:not(.visible)").length;
-      record.notes = Array.from(slide.querySelectorAll("aside.notes"), n => n.textContent).join(" ");
+      record.notes = Array.from(slide.querySelectorAll("aside.notes"), n => n.textContent)
+        .join(" ");
       records.push(record);
     }
     return {scale, records};
@@ -186,7 +191,8 @@ def _load(page, deck, query, deck_scale=None):
     if query:  # reveal.js lays the pages out once the deck is ready
         page.wait_for_function("document.querySelector('.pdf-page') && Array.from("
                                "document.images).every(i => i.complete)", timeout=30_000)
-    return page.evaluate(MEASURE, [deck_scale, MIN_TEXT, RAW_TEX.pattern])
+    return page.evaluate(MEASURE, {"scale": deck_scale, "minText": MIN_TEXT, "slack": SLACK,
+                                   "rawTex": RAW_TEX.pattern})
 
 
 @pytest.fixture(scope="module")
@@ -288,7 +294,8 @@ def test_no_text_too_small(decks):
     def problem(record):
         if record["small"]:
             px, where = min(record["small"])
-            return f"{len(record['small'])} texts under {MIN_TEXT} px, the smallest {px:.1f} px: {where}"
+            return (f"{len(record['small'])} texts under {MIN_TEXT} px, the smallest "
+                    f"{px:.1f} px: {where}")
         return None
 
     _report(_failures(decks, problem))
