@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from print_pdf import ROOT, STATIC_FIGURES_JS, TYPESET_JS, served_page  # noqa: E402
+from print_pdf import CHROMIUM, ROOT, STATIC_FIGURES_JS, TYPESET_JS, served_page  # noqa: E402
 
 SLIDES = ROOT / "_build" / "slides"
 HANDOUTS = ROOT / "_build" / "handouts"
@@ -162,6 +162,9 @@ def _wait_for_deck(page):
 def print_handouts(slides=SLIDES, output=HANDOUTS):
     """Print every deck with its notes, and the student sheet; return {PDF: pages printed}."""
     slides, output = Path(slides), Path(output)
+    if not CHROMIUM or not Path(CHROMIUM).is_file():
+        raise SystemExit(f"no Chromium at {CHROMIUM!r}: install it (apt-get install chromium) or "
+                         "set POSENC_CHROMIUM to a Chromium-based browser (README.md, The PDF)")
     decks = sorted(slides.glob("*.html"))
     if not decks:
         raise SystemExit(f"no deck in {slides}: build them first (make slides)")
