@@ -8,7 +8,8 @@ what the checks below read. Sizes are screen pixels of the 1280x720 projector: r
 its 1280x800 slide by 0.864 there, so a 16 px font shows at about 14 px; the print view is
 measured at the same scale (what the paper's slide shows when projected or read at that size).
 
-The checks (each lists every failing slide as `deck view slide h.v "heading": what`):
+The checks (each lists every failing slide as `deck view slide N (h.v) "heading": what`, N the
+number the deck shows in its corner, h.v reveal.js's indices, as in the address's #/h/v):
 
 - raw TeX: no TeX command or delimiter in the visible text outside typeset math and code;
 - cut: no equation, code block, table, image, live figure or text block outside the slide's
@@ -30,7 +31,6 @@ measure whatever decks are built.
 
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -151,11 +151,11 @@ MEASURE = r"""async ({scale: deckScale, minText, slack, rawTex}) => {
   const records = [];
   if (!print) {
     const frameBox = rect(Reveal.getSlidesElement());
-    for (const slide of Reveal.getSlides()) {
+    for (const [n, slide] of Reveal.getSlides().entries()) {
       const at = Reveal.getIndices(slide);
       Reveal.slide(at.h, at.v, slide.querySelectorAll(".fragment").length + 1);
       const record = measure(slide, frameBox);
-      record.at = `${at.h}.${at.v || 0}`;
+      record.at = `${n + 1} (${at.h}.${at.v || 0})`;
       record.hidden = slide.querySelectorAll(".fragment:not(.visible)").length;
       record.notes = Array.from(slide.querySelectorAll("aside.notes"), n => n.textContent)
         .join(" ");
@@ -197,8 +197,8 @@ def _load(page, deck, query, deck_scale=None):
 
 @pytest.fixture(scope="module")
 def decks(make, browser):
-    """{deck name: {"deck": records, "print": records, "seconds": ...}} for every deck that
-    `make slides` built; the records of the print view carry their slide's place and heading."""
+    """{deck name: {"deck": records, "print": records, "scale": ...}} for every deck that
+    `make slides` built; the records of the print view carry their slide's place."""
     run = make("slides")
     if run.returncode:
         pytest.fail(f"make slides failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
@@ -208,7 +208,6 @@ def decks(make, browser):
     measured = {}
     try:
         for path in paths:
-            start = time.perf_counter()
             page.emulate_media(media="screen")
             deck = _load(page, path, "")
             page.emulate_media(media="print")  # what the paper shows
@@ -217,15 +216,15 @@ def decks(make, browser):
                 shown = deck["records"][min(record["ordinal"], len(deck["records"]) - 1)]
                 record["at"] = shown["at"]
             measured[path.stem] = {"deck": deck["records"], "print": printed["records"],
-                                   "scale": deck["scale"],
-                                   "seconds": time.perf_counter() - start}
+                                   "scale": deck["scale"]}
     finally:
         page.close()
     return measured
 
 
 def _failures(decks, problems, views=("deck", "print")):
-    """Lines `deck view slide h.v "heading": problem` for every (record -> problem or None)."""
+    """Lines `deck view slide N (h.v) "heading": problem` for every record that `problems`
+    (record -> problem or None) finds a problem in."""
     lines = []
     for name, measured in decks.items():
         for view in views:
