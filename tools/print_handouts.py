@@ -11,7 +11,7 @@
 Both are printed by headless Chromium through Playwright, with tools/print_pdf.py's page server
 and waits (the book's PDF is printed the same way); MathJax is the decks' own offline copy.
 
-Usage: python tools/print_handouts.py [SLIDES_DIR] [OUTPUT_DIR]
+Usage: python tools/print_handouts.py [SLIDES_DIR] [OUTPUT_DIR]   (OUTPUT_DIR beside SLIDES_DIR)
 Environment: POSENC_CHROMIUM, the browser executable (default /usr/bin/chromium).
 """
 
@@ -65,13 +65,17 @@ def _section(cells, heading, start, stop):
     """The markdown of the cell that starts with `heading`, from the first line that starts with
     `start` (None: the heading's next line) up to the first that starts with `stop` (None: its
     end)."""
+    def find(lines, prefix):
+        for number, line in enumerate(lines):
+            if line.startswith(prefix):
+                return number
+        raise SystemExit(f"{CHAPTER.name}, {heading!r}: no line starts with {prefix!r}")
+
     for cell in cells:
         if cell.cell_type == "markdown" and cell.source.startswith(heading):
             lines = cell.source.splitlines()[1:]
-            if start:
-                lines = lines[next(n for n, line in enumerate(lines) if line.startswith(start)):]
-            if stop:
-                lines = lines[:next(n for n, line in enumerate(lines) if line.startswith(stop))]
+            lines = lines[find(lines, start):] if start else lines
+            lines = lines[:find(lines, stop)] if stop else lines
             return "\n".join(lines).strip()
     raise SystemExit(f"{CHAPTER.name}: no markdown cell starts with {heading!r}")
 
@@ -159,8 +163,20 @@ def _wait_for_deck(page):
                          "[data-layout=separate-page]').length")
 
 
+def _pages(pdf):
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
 def print_handouts(slides=SLIDES, output=HANDOUTS):
-    """Print every deck with its notes, and the student sheet; return {PDF: pages printed}."""
+    """Print every deck with its notes, and the student sheet; return {PDF: its pages}. Stops
+    when a PDF has other pages than reveal.js laid out (a slide or notes longer than a page) or
+    the sheet more than one."""
     slides, output = Path(slides), Path(output)
     if not CHROMIUM or not Path(CHROMIUM).is_file():
         raise SystemExit(f"no Chromium at {CHROMIUM!r}: install it (apt-get install chromium) or "
@@ -171,10 +187,11 @@ def print_handouts(slides=SLIDES, output=HANDOUTS):
     mathjax = slides / "_static" / "mathjax" / "tex-chtml.js"
     if not mathjax.is_file():
         raise SystemExit(f"{mathjax} is missing: build the decks first (make slides)")
+    if output.resolve().parent != slides.resolve().parent:
+        raise SystemExit(f"{output} must be beside {slides} (the sheet loads the decks' MathJax)")
     output.mkdir(parents=True, exist_ok=True)
-    top = Path(*[".."] * len(output.relative_to(slides.parent).parts))  # output -> slides.parent
     sheet = output / f"{SHEET}.html"
-    sheet.write_text(sheet_html((top / slides.name / "_static/mathjax/tex-chtml.js").as_posix()),
+    sheet.write_text(sheet_html(f"../{slides.name}/_static/mathjax/tex-chtml.js"),
                      encoding="utf-8")
     printed = {}
     start = f"{slides.name}/{decks[0].name}{NOTES_VIEW}"
@@ -186,8 +203,11 @@ def print_handouts(slides=SLIDES, output=HANDOUTS):
             pages = _wait_for_deck(page)
             pdf = output / f"{deck.stem}-with-notes.pdf"
             page.pdf(path=str(pdf), print_background=True, prefer_css_page_size=True)
-            printed[pdf] = pages
-        page.goto(f"{base}{sheet.relative_to(slides.parent).as_posix()}", wait_until="networkidle")
+            printed[pdf] = _pages(pdf)
+            if printed[pdf] != pages:
+                raise SystemExit(f"{pdf}: {printed[pdf]} pages printed, reveal.js laid out "
+                                 f"{pages} (a slide or its notes longer than a page?)")
+        page.goto(f"{base}{output.name}/{sheet.name}", wait_until="networkidle")
         page.wait_for_function("() => window.MathJax && MathJax.startup"
                                " && MathJax.startup.promise", timeout=60_000)
         maths = page.evaluate(TYPESET_JS)
@@ -195,7 +215,9 @@ def print_handouts(slides=SLIDES, output=HANDOUTS):
             raise SystemExit(f"{sheet}: formulas not typeset: {maths}")
         pdf = output / f"{SHEET}.pdf"
         page.pdf(path=str(pdf), format="A4", print_background=True, prefer_css_page_size=True)
-        printed[pdf] = 1
+        printed[pdf] = _pages(pdf)
+        if printed[pdf] != 1:
+            raise SystemExit(f"{pdf}: {printed[pdf]} pages: the student sheet must fit one")
     return printed
 
 
