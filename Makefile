@@ -153,6 +153,26 @@ slides: $(SLIDES_BUILT)
 	@echo "The decks are built (slides/README.md: present, print to PDF):"
 	@for deck in _build/slides/*.html; do echo "  file://$(CURDIR)/$$deck"; done
 
+# The lecture handouts (tools/print_handouts.py, slides/README.md), into _build/handouts/: each
+# deck with its speaker notes as a PDF (reveal.js's print view with a page of notes after each
+# slide) and the unit's one-page student sheet (the formula, its symbols and the worked
+# example's empty table, from book/formula.ipynb), printed by Chromium as `make pdf` prints the
+# book (about 15 s). Not part of `make book`: the site does not link them, and a lecturer prints
+# them once per course.
+HANDOUTS_BUILT := _build/handouts/.built
+
+$(HANDOUTS_BUILT): $(SLIDES_BUILT) tools/print_handouts.py tools/print_pdf.py book/formula.ipynb | $(STAMP)
+	@echo "==> Printing the handouts: the decks with their notes, the student sheet (about 15 s)"
+	POSENC_CHROMIUM="$${POSENC_CHROMIUM:-$$(cd tests && $(CURDIR)/$(BIN)/python -c '$(FIND_CHROMIUM)')}" \
+	  $(BIN)/python tools/print_handouts.py _build/slides _build/handouts
+	touch $@
+
+.PHONY: handouts
+handouts: $(HANDOUTS_BUILT)
+	@echo
+	@echo "The handouts are printed (slides/README.md, Handouts):"
+	@for pdf in _build/handouts/*.pdf; do echo "  file://$(CURDIR)/$$pdf"; done
+
 # The book links each assignment's student notebook (built by `make assignments`) for download,
 # and the lecture decks (book/teaching.md), which it carries in _build/html/slides/.
 SLIDES_COPIED  := _build/html/slides/.built

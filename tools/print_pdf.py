@@ -76,10 +76,11 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def served_page(directory, path, viewport, timeout=30_000):
+def served_page(directory, path, viewport, timeout=30_000, media=None):
     """Serve `directory` on a free port of 127.0.0.1 and open `path` (relative to it) in headless
-    Chromium with the given viewport {"width": ..., "height": ...}; yield the Playwright page.
-    tools/bench_explore.py uses it too."""
+    Chromium with the given viewport {"width": ..., "height": ...}, under CSS media `media`
+    ("print" lays the page out as it prints) when given; yield the Playwright page.
+    tools/bench_explore.py and tools/print_handouts.py use it too."""
     from playwright.sync_api import sync_playwright
 
     handler = functools.partial(_QuietHandler, directory=directory)
@@ -89,6 +90,8 @@ def served_page(directory, path, viewport, timeout=30_000):
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport=viewport)
+                if media:
+                    page.emulate_media(media=media)
                 page.goto(f"http://127.0.0.1:{server.server_address[1]}/{path}",
                           wait_until="networkidle", timeout=timeout)
                 yield page
