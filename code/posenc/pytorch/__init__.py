@@ -11,8 +11,8 @@ tensor's dtype), so it equals the NumPy version. One module per scheme:
 - :mod:`posenc.pytorch.rotary`: :class:`RotaryEmbedding`, rotary embeddings of queries and
   keys (RoFormer), and :data:`AXES`, the axis orders it reads.
 - :mod:`posenc.pytorch.hf`: :class:`HFRotaryEmbedding`, a drop-in replacement for a Hugging
-  Face ``transformers`` model's rotary embedding (``model.model.rotary_emb``), built from its
-  config.
+  Face ``transformers`` model's rotary embedding, built from its config, and
+  :func:`replace_rotary`, which finds every rotary module of a model and replaces it.
 - :mod:`posenc.pytorch.alibi`: :class:`ALiBi` (a module) and :func:`alibi_bias` (a tensor),
   the linear attention biases of Press et al. 2022.
 - :mod:`posenc.pytorch._tables`: the machinery the modules share (cached tables per dtype
@@ -26,7 +26,7 @@ that gives the call to write. The names below are the public API; import them fr
 
 from ._tables import CACHE_SIZE
 from .alibi import ALiBi, alibi_bias
-from .hf import HFRotaryEmbedding
+from .hf import HFRotaryEmbedding, replace_rotary
 from .learned import LearnedPositionalEmbedding
 from .rotary import AXES, RotaryEmbedding
 from .sinusoidal import LOADED_TABLE_TOLERANCE, PositionalEncoding, positional_encoding
@@ -42,4 +42,5 @@ __all__ = [
     "RotaryEmbedding",
     "alibi_bias",
     "positional_encoding",
+    "replace_rotary",
 ]

@@ -155,13 +155,20 @@ class RotaryEmbedding(_PositionTables):
             head_dim, base=self.base, scaling=self.scaling,
             seq_len=0 if self._dynamic else None)
         self._dynamic_constants: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
-        self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
+        for dtype in (torch.float64, torch.float32):  # ready before any tracing
+            self._prepare(dtype, torch.device("cpu"))
 
     def _column_frequencies(self) -> np.ndarray:
         return np.repeat(self._frequencies, 2)  # both columns of a pair
 
     def _table_dtype(self, dtype: torch.dtype) -> torch.dtype:
         return torch.float64 if dtype == torch.float64 else torch.float32
+
+    def _prepared_dtypes(self, dtype: torch.dtype) -> tuple:
+        # Both working dtypes, the target's first: a graph of float32 inputs compiles after
+        # .double() (and one of float64 inputs on a module built in float32) without host work.
+        first = self._table_dtype(dtype)
+        return (first, torch.float32 if first == torch.float64 else torch.float64)
 
     def _far_constants(self, dtype: torch.dtype, device: torch.device):
         # Prepared, like the far rows' constants, before tracing and on .to(device).
