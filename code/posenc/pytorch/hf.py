@@ -55,9 +55,11 @@ class HFRotaryEmbedding(nn.Module):
       cosines and sines are off by up to about ``pos * 2**-24`` (measured on Llama 3.1's
       head, the 64 positions below: 2.3e-3 at 32k, 9.0e-3 at 131k, 7.5e-2 at ``2**20``). Here the angles are computed in float64 from the float64
       frequencies of :func:`posenc.rope_frequencies` and each cosine and sine is rounded once
-      to float32 (float64 for float64 ``x``): exact to float32 at any position up to ``2**20``
-      and far beyond. For float16 and bfloat16 ``x`` the float32 values are rounded to
-      ``x``'s dtype, as ``transformers`` rounds its own.
+      to float32 (float64 for float64 ``x``): within one float32 rounding (3.0e-8) of the
+      exact values of those frequencies up to position ``2**26``, and about ``pos *
+      2**-54`` past ``2**29`` (the float64 angle's own rounding; see
+      :class:`RotaryEmbedding`). For float16 and bfloat16 ``x`` the float32 values are
+      rounded to ``x``'s dtype, as ``transformers`` rounds its own.
     - ``"dynamic"`` is stateless: the base of each call follows that call's length (the
       largest position in ``position_ids``, over the batch, plus one), where ``transformers``'
       module keeps the frequencies of the longest sequence it has seen until a sequence
