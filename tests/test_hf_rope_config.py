@@ -90,8 +90,13 @@ def test_real_config_gives_transformers_frequencies(entry, monkeypatch):
             assert our_factor == pytest.approx(scaling, rel=1e-12)
 
 
-def test_at_least_fifteen_families_are_read():
+def test_at_least_fifteen_families_are_read_and_listed_in_the_readme():
     assert len(FAMILIES) >= 15, FAMILIES
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    table = readme[readme.index("## transformers models: the families tested"):]
+    table = table[:table.index("\n## ")]
+    for family in FAMILIES + ["phi3"]:
+        assert f"`{family}`" in table, family
 
 
 @pytest.mark.parametrize("model, expected", [
