@@ -4,6 +4,7 @@ transformers 5 reads them, give its inverse frequencies and attention factor."""
 import importlib
 import json
 import logging
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -249,3 +250,11 @@ def test_the_pytorch_module_takes_the_same_keys():
     read = posenc.rope_config(READ[0]["config"])  # Llama 3.1
     module = RotaryEmbedding(**read, layout="half", max_len=8)
     np.testing.assert_array_equal(module._frequencies, frequencies(read, 0)[0])
+
+
+def test_transformers_not_importable_reads_the_tested_families_only(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers.models.auto.configuration_auto", None)
+    (gemma,) = [entry for entry in READ if entry["model"] == "google/gemma-3-1b-it"]
+    with pytest.raises(ValueError, match="'gemma3_text' is a family posenc reads only through"):
+        posenc.rope_config(gemma["config"])
+    assert posenc.rope_config(READ[0]["config"])["head_dim"] == 128  # Llama 3.1

@@ -18,6 +18,7 @@ This module imports NumPy only.
 from __future__ import annotations
 
 import copy
+import importlib
 
 from ._validate import check_base, check_int, check_real
 from .rope_scaling import check_scaling
@@ -73,8 +74,9 @@ def _transformers_object(config: dict):
     model_type = config.get("model_type")
     if not isinstance(model_type, str):
         return None
-    try:
-        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    try:  # optional: no extra installs transformers; without it the dict is read below
+        CONFIG_MAPPING = importlib.import_module(
+            "transformers.models.auto.configuration_auto").CONFIG_MAPPING
     except ImportError:
         return None
     if model_type not in CONFIG_MAPPING:

@@ -38,8 +38,9 @@ class RotaryEmbedding(_PositionTables):
     settings as ``transformers`` does; ``RotaryEmbedding(d["head_dim"], base=d["base"],
     scaling=d["scaling"], layout="half")`` then rotates as the model does. To swap the
     rotation into the model itself, without rewriting its attention, use
-    :class:`posenc.pytorch.HFRotaryEmbedding` (``model.model.rotary_emb =
-    HFRotaryEmbedding(model.config)``), which is built on this module.
+    :func:`posenc.pytorch.replace_rotary` (``replace_rotary(model)``), which puts a
+    :class:`posenc.pytorch.HFRotaryEmbedding`, built on this module, wherever the model's
+    family keeps its rotary.
 
     The module has no parameters and nothing in ``state_dict``. Its table holds, for
     positions 0 to ``max_len - 1``, the sine (even columns) and cosine (odd columns) of
