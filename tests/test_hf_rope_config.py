@@ -147,6 +147,12 @@ def test_per_layer_sections_need_a_layer_type():
         posenc.rope_config(entry["config"])
     with pytest.raises(ValueError, match="layer_type"):
         posenc.rope_config(READ[0]["config"], layer_type="sliding_attention")
+    nope = {"head_dim": 64, "layer_types": ["full_attention", "sliding_attention"],
+            "rope_parameters": {"full_attention": {"rope_type": "default"},
+                                "sliding_attention": None}}
+    assert rope_layer_types(nope) == ("full_attention",)
+    with pytest.raises(ValueError, match="no rope section"):
+        posenc.rope_config(nope, layer_type="sliding_attention")
 
 
 def test_multimodal_wrapper_is_read_from_its_text_config():

@@ -154,12 +154,15 @@ def _prepare(config):
 
 def rope_layer_types(config) -> tuple[str, ...]:
     """The layer types that have a rope section of their own (Gemma 3's
-    ``("sliding_attention", "full_attention")``, in the order the config gives), or ``()``
-    when one section serves every layer. ``config`` as for :func:`rope_config`."""
+    ``("sliding_attention", "full_attention")``, in the order the config gives; a type whose
+    section is ``null``, a layer without RoPE, is left out), or ``()`` when one section serves
+    every layer. ``config`` as for :func:`rope_config`."""
     config = _prepare(config)
     get, _ = _getters(config)
     section = get("rope_parameters") or get("rope_scaling") or {}
-    return tuple(_nested(section, get)) if isinstance(section, dict) else ()
+    if not isinstance(section, dict):
+        return ()
+    return tuple(key for key in _nested(section, get) if section[key] is not None)
 
 
 def rope_config(config, *, layer_type: str | None = None) -> dict:
@@ -255,7 +258,10 @@ def rope_config(config, *, layer_type: str | None = None) -> dict:
             raise ValueError(
                 f"the config has one rope section per layer type ({', '.join(layer_types)}, "
                 f"as Gemma 3 has): pass layer_type= one of them, got {layer_type!r}")
-        section = section[layer_type] or {}
+        if section[layer_type] is None:
+            raise ValueError(f"the config's layer type {layer_type!r} has no rope section "
+                             f"(null: its layers use no RoPE)")
+        section = section[layer_type]
     elif layer_type is not None:
         raise ValueError(f"the config has one rope section for every layer; got "
                          f"layer_type={layer_type!r}")
