@@ -203,13 +203,15 @@ def _rotary_modules(model: nn.Module, text) -> list[tuple[str, nn.Module]]:
     return found
 
 
-def _check_same(name: str, theirs: nn.Module, ours: HFRotaryEmbedding, device) -> None:
+def _check_same(name: str, theirs: nn.Module, ours: nn.Module, device, kind: str) -> None:
     """Refuse a drop-in whose (cos, sin) differ from the module it replaces at positions 0 to
     31 (where float32 angles are exact to 2e-6): another layout or width (Cohere's interleaved
     pairs, GPT-OSS's half-width tables) would give silently wrong logits."""
     x = torch.zeros(1, dtype=torch.float32, device=device)
     positions = torch.arange(32, device=device)[None]
-    for layer_type in ours.layer_types or [None]:
+    if kind == "mrope":  # (3, batch, seq_len): M-RoPE's temporal, height and width ids
+        positions = positions[None].expand(3, 1, 32)
+    for layer_type in getattr(ours, "layer_types", ()) or [None]:
         args = (x, positions) if layer_type is None else (x, positions, layer_type)
         with torch.no_grad():
             expected, got = theirs(*args), ours(*args)
@@ -271,8 +273,8 @@ def replace_rotary(model: nn.Module, *, max_len: int = 4096) -> dict[str, nn.Mod
     for name, module in found:
         buffers = list(module.buffers())
         device = buffers[0].device if buffers else torch.device("cpu")
-        new[name] = drop_in(module.config, max_len=max_len, device=device)
-        _check_same(name, module, new[name], device)
+        new[name] = drop_in(module.config, max_len=max_len).to(device)
+        _check_same(name, module, new[name], device, kind)
     for name, module in new.items():
         parent, _, attribute = name.rpartition(".")
         setattr(model.get_submodule(parent), attribute, module)
