@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+import posenc  # noqa: E402
 from posenc.pytorch import HFRotaryEmbedding, replace_rotary  # noqa: E402
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -119,3 +120,10 @@ def test_mrope_is_refused_naming_mrope_section():
     model = transformers.Qwen2VLForConditionalGeneration(config)
     with pytest.raises(ValueError, match="mrope_section"):
         replace_rotary(model)
+    with pytest.raises(ValueError, match="mrope_section"):
+        HFRotaryEmbedding(config)
+    # its frequencies are one-axis RoPE's, read as transformers reads them (for posenc.mrope)
+    read = posenc.rope_config(config)
+    expected = model.model.language_model.rotary_emb.inv_freq.double().numpy()
+    ours, _ = posenc.rope_frequencies(read["head_dim"], base=read["base"])
+    assert abs(ours / expected - 1).max() < 1e-6

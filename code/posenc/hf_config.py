@@ -199,7 +199,10 @@ def rope_config(config, *, layer_type: str | None = None) -> dict:
       ``{}`` means no scaling. Sections per layer type (Gemma 3: ``sliding_attention`` and
       ``full_attention``, with their own ``rope_theta`` and scaling) need ``layer_type``
       (:func:`rope_layer_types` lists them);
-    - its type: ``"rope_type"``, else the older ``"type"``, else ``"default"``;
+    - its type: ``"rope_type"``, else the older ``"type"``, else ``"default"``; an M-RoPE
+      section (``mrope_section``: Qwen2-VL, Qwen2.5-VL, Qwen3-VL) gives its frequencies,
+      which are one-axis RoPE's; which pairs turn with which position axis is
+      :mod:`posenc.mrope`'s part (the one-axis drop-in refuses such a config);
     - ``base``: ``"rope_theta"`` inside the section, else the top-level ``rope_theta``,
       else 10000 (``transformers``' default);
     - ``head_dim``: the config's ``head_dim``, else ``hidden_size // num_attention_heads``,
@@ -236,8 +239,8 @@ def rope_config(config, *, layer_type: str | None = None) -> dict:
         ValueError: a config ``transformers`` refuses or cannot read either (a type's
             required key missing or ``null``, no ``hidden_size``/``num_attention_heads`` nor
             ``head_dim``), a family or key not read without ``transformers`` (above), a rope
-            type posenc does not implement (``"longrope"`` of Phi-3, M-RoPE's
-            ``mrope_section``...: the message names it), per-layer sections without
+            type posenc does not implement (``"longrope"`` of Phi-3: the message names
+            it), per-layer sections without
             ``layer_type`` (or an unknown one), an odd rotated width, or values that
             ``transformers`` accepts with only a logged warning but that give meaningless
             frequencies (``factor < 1``, a negative length, ``beta_fast < beta_slow``).
@@ -269,10 +272,6 @@ def rope_config(config, *, layer_type: str | None = None) -> dict:
         raise ValueError("the config has rope_local_base_freq (Gemma 3's sliding-window "
                          "layers) but one rope section: a transformers 4 object; pass the "
                          "config.json dict, which transformers 5 reads per layer type")
-    if "mrope_section" in section:
-        raise ValueError("the config's rope section has mrope_section (M-RoPE: Qwen2-VL, "
-                         "Qwen2.5-VL, Qwen3-VL), whose pairs turn with three position axes; "
-                         "rope_config reads one-axis RoPE only")
     rope_type = section.get("rope_type", section.get("type", "default"))
     if rope_type not in CONFIG_TYPES:
         raise ValueError(

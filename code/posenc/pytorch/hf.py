@@ -106,6 +106,10 @@ class HFRotaryEmbedding(nn.Module):
     @keyword_max_len
     def __init__(self, config, *, max_len: int = 4096, device=None) -> None:
         super().__init__()
+        if _rope_kind(_text_config(config)) == "mrope":
+            raise ValueError("the config's rope parameters have mrope_section (M-RoPE: "
+                             "Qwen2-VL, Qwen2.5-VL, Qwen3-VL): its positions have three axes, "
+                             "which this one-axis drop-in would silently ignore")
         #: The layer types with a rope section of their own (``()``: one for every layer).
         self.layer_types = rope_layer_types(config)
         rotaries = {}
@@ -177,12 +181,16 @@ DROP_INS: dict[str, type | None] = {"rope": HFRotaryEmbedding, "mrope": None}
 
 
 def _text_config(config):
+    if isinstance(config, dict):
+        return config.get("text_config") or config
     text = getattr(config, "get_text_config", None)
     return text(decoder=True) if callable(text) else getattr(config, "text_config", None) or config
 
 
 def _rope_kind(config) -> str:
-    section = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None)
+    def get(name):
+        return config.get(name) if isinstance(config, dict) else getattr(config, name, None)
+    section = get("rope_parameters") or get("rope_scaling")
     sections = [section] if isinstance(section, dict) else []
     sections += [value for value in (section or {}).values() if isinstance(value, dict)]
     return "mrope" if any("mrope_section" in part for part in sections) else "rope"
