@@ -162,3 +162,33 @@ def test_bad_input_is_a_clear_error(bad, error):
         module(*bad)
     with pytest.raises(ValueError, match="layer_type"):
         module(torch.zeros(1, 2), torch.tensor([[0, 1]]), layer_type="sliding_attention")
+
+
+@pytest.mark.parametrize("order", ["built in float32, called in float64", "moved with .double()",
+                                   "moved with .double(), called in float32"])
+def test_compiles_fullgraph_in_float64_as_in_float32(order):
+    """The issue's order: a module built in float32 (the default) in a float64 model, or moved
+    afterwards; the graph needs no host work ("Attempted to call function marked as skipped"
+    before)."""
+    torch._dynamo.reset()
+    module = HFRotaryEmbedding({"head_dim": 8, "max_position_embeddings": 64}, max_len=16)
+    dtype = torch.float32 if order.endswith("float32") else torch.float64
+    if "moved" in order:
+        module = module.double()
+    x, positions = torch.zeros(1, 3, 8, dtype=dtype), torch.tensor([[0, 5, 40]])
+    # Dynamo traces the graph (where the error was) as inductor would; no inductor build
+    compiled = torch.compile(module, fullgraph=True, dynamic=False, backend="eager")
+    for got, expected in zip(compiled(x, positions), module(x, positions)):
+        assert got.dtype == dtype
+        torch.testing.assert_close(got, expected, rtol=0, atol=2**-20)
+
+
+def test_wrapper_config_is_read_from_its_text_config():
+    text = {"model_type": "mistral", "hidden_size": 32, "num_attention_heads": 2,
+            "num_key_value_heads": 1, "head_dim": 16, "rope_theta": 1e6,
+            "max_position_embeddings": 64}
+    wrapper = transformers.AutoConfig.for_model("mistral3", text_config=text)
+    x, positions = torch.zeros(1), torch.arange(8)[None]
+    for a, b in zip(HFRotaryEmbedding(wrapper)(x, positions),
+                    HFRotaryEmbedding(wrapper.text_config)(x, positions)):
+        assert torch.equal(a, b)

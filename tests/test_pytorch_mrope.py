@@ -14,7 +14,7 @@ from mrope_models import pixels, text_image_prompt, tiny_config, tiny_model  # n
 from test_mrope import REAL_CONFIGS, hf_config, hf_rotary, image_position_ids  # noqa: E402
 
 from posenc.mrope import mrope_cos_sin  # noqa: E402
-from posenc.pytorch import HFMultimodalRotaryEmbedding  # noqa: E402
+from posenc.pytorch import HFMultimodalRotaryEmbedding, replace_rotary  # noqa: E402
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -23,11 +23,12 @@ FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 
 
 def install(model):
-    """Where these models keep the text model's rotary (transformers 5.24):
-    model.model.language_model.rotary_emb of a ...ForConditionalGeneration."""
-    text_model = model.model.language_model
-    assert type(text_model.rotary_emb).__name__.endswith("RotaryEmbedding")
-    text_model.rotary_emb = HFMultimodalRotaryEmbedding(model.config)
+    """posenc.pytorch.replace_rotary finds where these models keep the text model's rotary
+    (transformers 5.24: model.model.language_model.rotary_emb of a ...ForConditionalGeneration)
+    and puts the M-RoPE drop-in there."""
+    before = model.model.language_model.rotary_emb
+    assert replace_rotary(model) == {"model.language_model.rotary_emb": before}
+    assert isinstance(model.model.language_model.rotary_emb, HFMultimodalRotaryEmbedding)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

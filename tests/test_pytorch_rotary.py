@@ -367,3 +367,23 @@ def test_rotary_scaling_errors():
         RotaryEmbedding(8, scaling=SCALINGS["dynamic"]).rotate(torch.zeros(3, 8), offset=torch.tensor(-1))
     with pytest.raises(ValueError, match="positions must be >= 0, got a minimum of -2"):
         RotaryEmbedding(8, scaling=SCALINGS["dynamic"]).rotate(torch.zeros(3, 8), positions=torch.tensor([0, -2, 1]))
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs an 80-bit long double")
+def test_eager_float32_rows_exact_to_2_26_then_the_float64_angle_rounding():
+    """The docstring's bound, measured: float32 cos/sin of posenc's float64 frequencies
+    (Llama 3.1's head) against the exact angles (long double) of the same frequencies."""
+    module = RotaryEmbedding(128, max_len=0, base=500000.0, layout="half")
+    frequencies = module._frequencies.astype(np.longdouble)
+
+    def error(power: int) -> float:
+        positions = np.arange(2**power - 64, 2**power, dtype=np.int64)
+        rows = module._rows_at(torch.from_numpy(positions), torch.float32,
+                               torch.device("cpu")).double().numpy()
+        angles = positions.astype(np.longdouble)[:, None] * frequencies
+        exact = np.stack((np.sin(angles), np.cos(angles)), -1).reshape(len(positions), -1)
+        return float(np.abs(rows - exact.astype(np.float64)).max())
+
+    assert error(26) <= 2**-25 * 1.03  # one float32 rounding (3.0e-8)
+    assert error(29) <= 2**-24
+    assert 2**40 * 2**-56 < error(40) <= 2**40 * 2**-53  # 6.1e-5: the float64 angle's rounding

@@ -10,7 +10,8 @@ The package behind the course "Positional Encoding, from Sines to Layers".
 - :func:`rope_frequencies`: RoPE's frequencies, stretched for longer contexts (linear,
   dynamic NTK, YaRN, Llama 3) as Hugging Face ``transformers`` does (``posenc.rope_scaling``).
 - :func:`rope_config`: a ``transformers`` model's config (``PretrainedConfig`` or
-  ``config.json``) read into the arguments of :func:`rope_frequencies`.
+  ``config.json``) read into the arguments of :func:`rope_frequencies` (``posenc.hf_config``;
+  a dict through ``transformers``' own config class when it is installed, imported then).
 - :func:`alibi_slopes`, :func:`alibi_bias`: the attention biases of ALiBi (Press et al. 2022).
 - :func:`positional_encoding_2d`, :func:`rope_2d`: positions on a 2-D grid of image patches
   (``posenc.two_d``: MAE's 2-D sine-cosine encoding, also in MAE's own order with
@@ -24,9 +25,9 @@ The package behind the course "Positional Encoding, from Sines to Layers".
   textbook vectorized encoding, MAE's 2-D table as MAE's code writes it, the buffered PyTorch
   module).
 - ``posenc.foils``: naive or wrong versions of popular sources the course compares with.
-- ``posenc.pytorch``: ``torch.nn.Module`` versions (sinusoidal, learned, RoPE, ALiBi) and
-  ``HFRotaryEmbedding``, a drop-in rotary embedding for ``transformers`` models (imports
-  PyTorch).
+- ``posenc.pytorch``: ``torch.nn.Module`` versions (sinusoidal, learned, RoPE, ALiBi),
+  ``HFRotaryEmbedding``, a drop-in rotary embedding for ``transformers`` models, and
+  ``replace_rotary``, which swaps it into a model (imports PyTorch).
 - ``posenc.tensorflow``: Keras 3 layers (sinusoidal, RoPE, ALiBi) for any Keras backend
   (imports Keras; TensorFlow only when it is the backend).
 - ``posenc.plot``: the course's figures (imports matplotlib).

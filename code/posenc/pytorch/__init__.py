@@ -11,8 +11,9 @@ tensor's dtype), so it equals the NumPy version. One module per scheme:
 - :mod:`posenc.pytorch.rotary`: :class:`RotaryEmbedding`, rotary embeddings of queries and
   keys (RoFormer), and :data:`AXES`, the axis orders it reads.
 - :mod:`posenc.pytorch.hf`: :class:`HFRotaryEmbedding`, a drop-in replacement for a Hugging
-  Face ``transformers`` model's rotary embedding (``model.model.rotary_emb``), built from its
-  config.
+  Face ``transformers`` model's rotary embedding, built from its config, and
+  :func:`replace_rotary`, which finds every rotary module of a model and replaces it (with
+  the M-RoPE module below where the model's config has an ``mrope_section``).
 - :mod:`posenc.pytorch.mrope`: :class:`HFMultimodalRotaryEmbedding`, the same for the M-RoPE
   of Qwen2-VL, Qwen2.5-VL and Qwen3-VL's text models (``rotary_emb`` of their
   ``language_model``).
@@ -29,7 +30,7 @@ that gives the call to write. The names below are the public API; import them fr
 
 from ._tables import CACHE_SIZE
 from .alibi import ALiBi, alibi_bias
-from .hf import HFRotaryEmbedding
+from .hf import HFRotaryEmbedding, replace_rotary
 from .learned import LearnedPositionalEmbedding
 from .mrope import HFMultimodalRotaryEmbedding
 from .rotary import AXES, RotaryEmbedding
@@ -47,4 +48,5 @@ __all__ = [
     "RotaryEmbedding",
     "alibi_bias",
     "positional_encoding",
+    "replace_rotary",
 ]

@@ -281,21 +281,28 @@ class _PositionTables(nn.Module):
         self._graph_table(dtype, device)
         self._far_constants(dtype, device)
 
+    def _prepared_dtypes(self, dtype: torch.dtype) -> tuple:
+        """The table dtypes prepared for graphs when the module is moved to ``dtype``: here
+        that of ``dtype`` only."""
+        return (self._table_dtype(dtype),)
+
     def _apply(self, fn, recurse=True):
-        """``.to()``, ``.cuda()``, ``.half()``, ...: prepare the table they target."""
+        """``.to()``, ``.cuda()``, ``.half()``, ...: prepare the tables they target."""
         result = super()._apply(fn, recurse)
         # What the call does to a float32 CPU tensor says which dtype and device it targets.
         probe = fn(torch.zeros((), dtype=torch.float32))
         if isinstance(probe, torch.Tensor) and probe.is_floating_point():
-            key = (self._table_dtype(probe.dtype), probe.device)
-            table = self._tables.get(key)
-            if table is None:
-                table = self._compute(self.max_len, *key)
+            # the target's dtype last: the most recently used table of the cache
+            keys = [(dtype, probe.device) for dtype in self._prepared_dtypes(probe.dtype)][::-1]
+            tables = {key: self._tables.get(key) for key in keys}
+            tables = {key: self._compute(self.max_len, *key) if table is None else table
+                      for key, table in tables.items()}
             self._tables.clear()
-            self._keep(key, table)
             self._far_tables.clear()
             self._graph_tables.clear()
-            self._prepare(*key)
+            for key in keys:
+                self._keep(key, tables[key])
+                self._prepare(*key)
         return result
 
     def _ensure(self, start: int, end: int, dtype, device) -> bool:

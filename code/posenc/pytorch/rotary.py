@@ -38,8 +38,9 @@ class RotaryEmbedding(_PositionTables):
     settings as ``transformers`` does; ``RotaryEmbedding(d["head_dim"], base=d["base"],
     scaling=d["scaling"], layout="half")`` then rotates as the model does. To swap the
     rotation into the model itself, without rewriting its attention, use
-    :class:`posenc.pytorch.HFRotaryEmbedding` (``model.model.rotary_emb =
-    HFRotaryEmbedding(model.config)``), which is built on this module.
+    :func:`posenc.pytorch.replace_rotary` (``replace_rotary(model)``), which puts a
+    :class:`posenc.pytorch.HFRotaryEmbedding`, built on this module, wherever the model's
+    family keeps its rotary.
 
     The module has no parameters and nothing in ``state_dict``. Its table holds, for
     positions 0 to ``max_len - 1``, the sine (even columns) and cosine (odd columns) of
@@ -51,8 +52,14 @@ class RotaryEmbedding(_PositionTables):
     (dtype, device) like :class:`posenc.pytorch.PositionalEncoding`'s, with the same growth
     in eager calls and the same rows computed past it inside compiled, exported and traced
     graphs. In eager calls the rotations use each angle's float32 (or float64) cosine and
-    sine, exact to that dtype at any position up to ``2**53``; rows computed in a graph are
-    within ``2**-20 + pos * 2**-52`` of them.
+    sine, computed from the float64 angle ``pos * w_i``, whose own rounding is up to ``pos *
+    2**-53``: measured against the exact angles of the same float64 frequencies (Llama 3.1's
+    head, 64 positions below each ``pos``), float32 cosines and sines are within one float32
+    rounding (``2**-25``, 3.0e-8) up to ``pos = 2**26``, within ``2**-24`` (6e-8) up to
+    ``2**29``, then off by about ``pos * 2**-54`` (1.2e-7 at ``2**31``, 6.1e-5 at ``2**40``,
+    0.49 at ``2**53``, tested); float64 ones are off by that same ``pos * 2**-54`` (positions
+    are accepted up to ``2**53``, where float64 still holds every integer). Rows computed in
+    a graph are within ``2**-20 + pos * 2**-52`` of the eager ones.
 
     Args:
         head_dim: width of each head's query and key vectors, an even ``int >= 2``.
@@ -155,13 +162,20 @@ class RotaryEmbedding(_PositionTables):
             head_dim, base=self.base, scaling=self.scaling,
             seq_len=0 if self._dynamic else None)
         self._dynamic_constants: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
-        self._prepare(torch.float32, torch.device("cpu"))  # ready before any tracing
+        for dtype in (torch.float64, torch.float32):  # ready before any tracing
+            self._prepare(dtype, torch.device("cpu"))
 
     def _column_frequencies(self) -> np.ndarray:
         return np.repeat(self._frequencies, 2)  # both columns of a pair
 
     def _table_dtype(self, dtype: torch.dtype) -> torch.dtype:
         return torch.float64 if dtype == torch.float64 else torch.float32
+
+    def _prepared_dtypes(self, dtype: torch.dtype) -> tuple:
+        # Both working dtypes, the target's first: a graph of float32 inputs compiles after
+        # .double() (and one of float64 inputs on a module built in float32) without host work.
+        first = self._table_dtype(dtype)
+        return (first, torch.float32 if first == torch.float64 else torch.float64)
 
     def _far_constants(self, dtype: torch.dtype, device: torch.device):
         # Prepared, like the far rows' constants, before tracing and on .to(device).
