@@ -74,10 +74,25 @@ def _on_html_page_context(app, pagename, templatename, context, doctree):
     context["theme_extra_footer"] = footer
 
 
+def _on_env_get_outdated(app, env, added, changed, removed):
+    """Read every page again when a bibliography file changed since the last build.
+
+    The citations' anchors are numbered across the whole book (sphinxcontrib-bibtex); an
+    incremental build after an entry was added to references.bib wrote the citing pages with a
+    new anchor (``references.html#id51``) and left the references page without it."""
+    stamps = {name: (Path(app.srcdir) / name).stat().st_mtime_ns
+              for name in app.config.bibtex_bibfiles}
+    if getattr(env, "posenc_bib_stamps", None) == stamps:
+        return []
+    env.posenc_bib_stamps = stamps
+    return sorted(env.found_docs)
+
+
 def setup(app):
     # rebuild="html": pages are written again when the PDF appears or disappears.
     app.add_config_value("posenc_pdf", "", "html")
     app.connect("config-inited", _on_config_inited)
     app.connect("html-page-context", _on_html_page_context)
     app.connect("build-finished", _on_build_finished)
+    app.connect("env-get-outdated", _on_env_get_outdated)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
