@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from posenc import long_context as lc  # noqa: E402
+from posenc import experiment, long_context as lc  # noqa: E402
 
 
 def gen(seed=0):
@@ -63,3 +63,62 @@ def test_training_lowers_the_loss_and_evaluate_counts_every_target():
     assert len(by_distance) == 3 and math.isnan(by_distance[2]) and 0 <= by_distance[0] <= 1
     overall = lc.accuracy_by_distance(result, [0, 12])[0]
     assert overall == pytest.approx(result["correct"].double().mean().item())
+
+
+def test_perplexity_by_position_is_e_to_the_mean_loss_of_each_bucket():
+    model = lc.build(seed=2)
+    lc.train_passkey(model, steps=4, seq_len=12, seed=0, lr=1e-2)
+    result = lc.evaluate(model, 12, n_sequences=16, seed=3)
+    tokens, targets, has_target, _, _ = lc.passkey_batch(16, 12, generator=gen(3))
+    edges = [0, 2, 7, 12, 40]
+    by_position = lc.perplexity_by_position(model, tokens, edges, targets=targets,
+                                            has_target=has_target)
+    for (low, high), perplexity in zip(zip(edges[:-1], edges[1:]), by_position):
+        inside = (result["position"] >= low) & (result["position"] < high)
+        if inside.any():
+            assert perplexity == pytest.approx(math.exp(result["loss"][inside].mean().item()))
+        else:
+            assert math.isnan(perplexity)
+    assert math.isnan(by_position[0]) and math.isnan(by_position[3])   # no target before 2, none past 11
+    # without targets: the next token's loss, the prediction at pos scored on tokens[:, pos + 1]
+    logits = model(tokens).double()
+    loss = torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none")
+    assert lc.perplexity_by_position(model, tokens, [0, 4, 11]) == pytest.approx(
+        [math.exp(loss[:, :4].mean().item()), math.exp(loss[:, 4:].mean().item())])
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"tokens": torch.zeros(2, 8)}, TypeError, "tokens must be an integer"),
+    ({"tokens": torch.zeros(8, dtype=torch.int64)}, ValueError, r"tokens must have shape"),
+    ({"edges": [0]}, ValueError, "edges must be at least two increasing"),
+    ({"edges": [0, 4, 4]}, ValueError, "edges must be at least two increasing"),
+    ({"edges": [0, 4.0]}, TypeError, "each of edges must be an integer"),
+    ({"has_target": torch.ones(2, 8, dtype=torch.bool)}, ValueError, "has_target needs targets"),
+    ({"targets": torch.zeros(2, 7, dtype=torch.int64)}, ValueError, r"targets must have shape .*\(2, 8\)"),
+    ({"targets": torch.zeros(2, 8, dtype=torch.int64), "has_target": torch.ones(2, 8)},
+     TypeError, "has_target must be a bool tensor"),
+])
+def test_bad_perplexity_arguments_are_refused(kwargs, error, match):
+    arguments = {"tokens": torch.zeros(2, 8, dtype=torch.int64), "edges": [0, 8], **kwargs}
+    with pytest.raises(error, match=match):
+        lc.perplexity_by_position(lc.build(), arguments.pop("tokens"), arguments.pop("edges"),
+                                  **arguments)
+
+
+def test_accuracy_by_depth_buckets_the_markers_depth():
+    result = {"correct": torch.tensor([True, False, True, True]),
+              "depth": torch.tensor([0.1, 0.2, 0.8, 0.9], dtype=torch.float64)}
+    assert lc.accuracy_by_depth(result, [0, 0.5, 0.75, 1])[::2] == [0.5, 1.0]
+    assert math.isnan(lc.accuracy_by_depth(result, [0, 0.5, 0.75, 1])[1])
+
+
+def test_other_objects_than_causal_language_models_are_refused_by_name():
+    encoder = experiment.build_model("rope", "shift", causal=False)
+    for model, match in [(torch.nn.Linear(2, 2), "got torch.nn.modules.linear.Linear"),
+                         (object(), "got builtins.object"),
+                         (encoder, "no causal mask")]:
+        for call in (lambda: lc.evaluate(model, 8, n_sequences=2),
+                     lambda: lc.train_passkey(model, steps=1, seq_len=8, seed=0),
+                     lambda: lc.perplexity_by_position(model, torch.zeros(1, 8, dtype=torch.int64), [0, 8])):
+            with pytest.raises(TypeError, match=match):
+                call()
