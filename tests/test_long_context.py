@@ -1,6 +1,7 @@
 """posenc.long_context: the passkey task, the rules, a training step, the evaluation, errors."""
 
 import math
+import types
 
 import pytest
 
@@ -123,6 +124,33 @@ def test_other_objects_than_causal_language_models_are_refused_by_name():
             with pytest.raises(TypeError, match=match):
                 call()
 
+
+
+class _Generates(torch.nn.Module):
+    """An object that follows transformers' protocol (a config, can_generate) but returns ``out``."""
+
+    def __init__(self, out, is_encoder_decoder=False):
+        super().__init__()
+        self.out = out
+        self.config = types.SimpleNamespace(vocab_size=64, is_encoder_decoder=is_encoder_decoder)
+
+    def can_generate(self):
+        return True
+
+    def forward(self, input_ids, use_cache):
+        return self.out
+
+
+def test_the_transformers_protocol_is_checked_at_the_call():
+    with pytest.raises(TypeError, match=r"_Generates\(input_ids=...\) must return an output whose .logits"):
+        lc.evaluate(_Generates(types.SimpleNamespace(logits=None)), 8, n_sequences=2)
+    with pytest.raises(TypeError, match="got test_long_context._Generates"):
+        lc.evaluate(_Generates(None, is_encoder_decoder=True), 8, n_sequences=2)
+    logits = torch.zeros(2, 8, 64)
+    logits[..., 5] = 1.0                                  # always answers token 5
+    result = lc.evaluate(_Generates(types.SimpleNamespace(logits=logits)), 8, n_sequences=2, seed=0)
+    tokens, targets, has_target, _, _ = lc.passkey_batch(2, 8, generator=gen(0))
+    assert torch.equal(result["correct"], targets[has_target] == 5)
 
 # A transformers Llama of the appendix's scale, trained with lc.LLAMA's settings (the recipe's
 # claim that they learn the task). About 20 s on one core, the cost of the 800 steps.
