@@ -146,6 +146,12 @@ def test_the_transformers_protocol_is_checked_at_the_call():
         lc.evaluate(_Generates(types.SimpleNamespace(logits=None)), 8, n_sequences=2)
     with pytest.raises(TypeError, match="got test_long_context._Generates"):
         lc.evaluate(_Generates(None, is_encoder_decoder=True), 8, n_sequences=2)
+    on_meta = _Generates(None)
+    on_meta.weight = torch.nn.Parameter(torch.zeros(1, device="meta"))
+    with pytest.raises(ValueError, match=r"on the CPU, but its parameters are on \['meta'\]"):
+        lc.evaluate(on_meta, 8, n_sequences=2)
+    with pytest.raises(TypeError, match="must return an output whose .logits"):   # 2-D logits
+        lc.evaluate(_Generates(types.SimpleNamespace(logits=torch.zeros(2, 8))), 8, n_sequences=2)
     logits = torch.zeros(2, 8, 64)
     logits[..., 5] = 1.0                                  # always answers token 5
     result = lc.evaluate(_Generates(types.SimpleNamespace(logits=logits)), 8, n_sequences=2, seed=0)

@@ -77,7 +77,8 @@ def check_causal_lm(model):
             ``causal=True`` nor a ``transformers`` decoder-only model that generates; the message
             names its type.
         ValueError: a ``transformers`` model whose ``config.vocab_size`` is below
-            :data:`N_SYMBOLS`.
+            :data:`N_SYMBOLS`, or with parameters on another device than the CPU (the helpers
+            run on one CPU thread).
     """
     if isinstance(model, TinyTransformer):
         if not model.causal:
@@ -92,6 +93,10 @@ def check_causal_lm(model):
         if not isinstance(vocab_size, int) or vocab_size < N_SYMBOLS:
             raise ValueError(f"model.config.vocab_size must be an int >= {N_SYMBOLS} (the task's "
                              f"tokens are the ids 0 .. {N_SYMBOLS - 1}), got {vocab_size!r}")
+        elsewhere = {str(p.device) for p in model.parameters() if p.device.type != "cpu"}
+        if elsewhere:
+            raise ValueError(f"these helpers run the model on the CPU, but its parameters are on "
+                             f"{sorted(elsewhere)}: move it with model.to('cpu')")
         return model
     raise TypeError(
         "model must be a causal language model: a posenc.experiment.TinyTransformer with "
@@ -104,7 +109,7 @@ def _logits(model, tokens: torch.Tensor) -> torch.Tensor:
     if isinstance(model, TinyTransformer):
         return model(tokens)
     logits = getattr(model(input_ids=tokens, use_cache=False), "logits", None)
-    if not isinstance(logits, torch.Tensor) or logits.shape[:2] != tokens.shape:
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != tokens.shape:
         raise TypeError(f"{type(model).__name__}(input_ids=...) must return an output whose "
                         f".logits has shape (batch, seq_len, vocab_size), got {logits!r:.80}")
     return logits
