@@ -8,7 +8,8 @@ outside the typeset formulas, code slides of at most 12 lines, and speaker notes
 say, the transition and the slide's minutes by the time rule of slides/timing.py; a poll's
 answer is hidden until the next key press. A live figure is then driven from the keyboard. The
 decks' sources are checked without a browser: every lecture fits 85 minutes by the rule, every
-check poll comes after the slide it names.
+check poll comes after the slide it names. A slide of board material reveals as many steps as its
+minutes count.
 Cost: about 15 s (the two decks walked and printed once; the build when out of date).
 """
 
@@ -64,6 +65,7 @@ WALK = """async () => {
       figures: slide.querySelectorAll(".posenc-explorer").length,
       live: slide.querySelectorAll(".posenc-explorer.is-live").length,
       poll: !!answer,
+      fragments: slide.querySelectorAll(".fragment").length,
     };
     if (answer) {
       record.answerHidden = !answer.classList.contains("visible");
@@ -183,6 +185,16 @@ def test_every_slide_renders(deck):
         if s["scroll"] > SLIDE_HEIGHT:
             problems.append(f"{where}: {s['scroll']} px tall, taller than the slide")
     assert not problems, "\n".join(problems)
+
+
+def test_board_material_reveals_the_steps_its_minutes_count(deck):
+    """A slide of kind step costs its minutes once per step (`:steps: N` in its notes): it must
+    reveal N pieces, one per key press, or the plan counts minutes the slide does not take."""
+    pairs = enumerate(zip(deck["slides"], SOURCES[deck["name"]].slides()), 1)
+    wrong = [f"slide {n} {s['heading']!r}: {s['fragments']} pieces, :steps: "
+             f"{slide.options.get('steps')}" for n, (s, slide) in pairs
+             if slide.kind == "step" and s["fragments"] != int(slide.options.get("steps", 1))]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_raw_tex_is_recognised():
