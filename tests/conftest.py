@@ -44,11 +44,15 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # 70 s of CPU since they reuse a tab, waiting half a second for the network to be idle after
 # each page: the grading's second process uses the core meanwhile; the figures' print and
 # layout, split from test_explore.py in issue 39), then training the chapter's models, the Keras
-# backends, printing the PDF and grading a class (about 50, 50, 55 and 40 s).
+# backends, printing the PDF and grading a class (about 50, 50, 55 and 40 s). Then the lecture
+# decks (issue 53), about 10 s each once built, with Chromium working beside them: building and
+# walking the decks (the first pays `make slides`, about 10 s more in a fresh clone), measuring
+# every slide in both views, printing and reading back the handouts.
 SLOWEST_FIRST = ["tests/test_assignments.py", "tests/test_keras_backends.py", "tests/test_pdf.py",
                  "book/training.ipynb", "book/deeper_long_context_training.ipynb",
                  "tests/test_site.py", "tests/test_explore.py", "tests/test_explore_print.py",
-                 "tests/test_explore_layout.py", "tests/test_grade.py", "tests/test_variants.py"]
+                 "tests/test_explore_layout.py", "tests/test_grade.py", "tests/test_variants.py",
+                 "tests/test_slides.py", "tests/test_slides_legibility.py", "tests/test_handouts.py"]
 
 
 def pytest_collection_modifyitems(items):

@@ -57,6 +57,10 @@ DISPLAY_MATH = re.compile(r"^\$\$(.*?)\$\$[ \t]*(?:\([^)]*\))?[ \t]*$"
                           r"|^(\\begin\{(\w+\*?)\}.*?\\end\{\3\})[ \t]*$", re.S | re.M)
 INLINE_MATH = re.compile(r"(?<![$\\])\$([^$\n]+(?:\n[^$\n]+)?)\$(?!\$)")
 ROLE = re.compile(r"\{[\w:-]+\}`([^`]*)`")
+#: A cross-reference without words of its own, in parentheses: " ({ref}`odd-d-model`)".
+BARE_REFERENCE = re.compile(r"\s*\(\{(?:ref|doc|numref|eq)\}`[^`<]*`\)")
+#: Code or output short enough for the large font (deck-kinds.css, .output-large).
+LARGE_OUTPUT = (14, 72)  # at most 14 lines of at most 72 characters
 #: Top-level amsmath environments, typeset as they are (the others go inside \[ ... \]).
 TOP_LEVEL = re.compile(r"^\\begin\{(equation|align|gather|multline|flalign|alignat)\*?\}"
                        r".*\\end\{\1\*?\}$", re.S)
@@ -65,12 +69,14 @@ NOT_ON_SLIDES = re.compile(r"^\s*(assert\b|np\.testing\.|plt\.|ax\.|fig\b|fig,)"
 
 
 def plain_roles(text: str) -> str:
-    """The book's cross-reference roles replaced by their text: {term}`a <b>` -> a."""
+    """The book's cross-reference roles replaced by their text: {term}`a <b>` -> a. A bare
+    reference in parentheses, " ({ref}`odd-d-model`)", names a page the slide cannot link:
+    it is dropped (a slide would show the label, not words)."""
     def text_of(match):
         inner = match.group(1)
         return re.sub(r"\s*<[^>]*>$", "", inner) if "<" in inner else inner
 
-    return ROLE.sub(text_of, text)
+    return ROLE.sub(text_of, BARE_REFERENCE.sub("", text))
 
 
 def _lines(spec: str, count: int) -> list:
@@ -180,13 +186,18 @@ class ChapterMath(ChapterDirective):
             equations = [found[int(n)] for n in self.options["inline"].split()]
         else:
             equations = [display_math(self.cell.source)[self.options.get("index", 0)]]
+        # the chapter's sentence goes on after its equation: its comma or full stop stays there
+        equations = [re.sub(r"\s*(\\[,;!]|\\quad|\\qquad|\s)*[.,;]\s*$", "", tex)
+                     for tex in equations]
         box = nodes.container(classes=["slide-math"])
-        for tex in equations:
+        for number, tex in enumerate(equations):
             if "steps" not in self.options:
                 box += _math(tex, self.env.docname)
                 continue
             for piece in split_at_equals(tex):
-                step = nodes.container(classes=["fragment", "proof-step"])
+                step = nodes.container(classes=["fragment", "proof-step"]
+                                       + (["proof-next"] if number and not piece.startswith("=")
+                                          else []))
                 step += _math(piece, self.env.docname)
                 box += step
         return [box]
@@ -242,7 +253,23 @@ class ChapterCode(ChapterDirective):
         if refused:
             raise ValueError(f"lines that stay in the chapter (checks, plotting): {refused}")
         text = "\n".join(lines).strip("\n")
-        return [nodes.literal_block(text, text, language="python", classes=["slide-code"])]
+        return [_boxed(nodes.literal_block(text, text, language="python"),
+                       ["slide-code"] + (["output-large"] if _short(text) else []))]
+
+
+def _short(text: str) -> bool:
+    """Whether a code block or output fits the large font (LARGE_OUTPUT)."""
+    lines, width = LARGE_OUTPUT
+    found = text.splitlines()
+    return len(found) <= lines and max(len(line) for line in found) <= width
+
+
+def _boxed(block, classes: list):
+    """A literal block in a container with classes: sphinx-revealjs writes a block as a bare
+    <pre><code> and drops the block's own classes, not a container's."""
+    box = nodes.container(classes=classes)
+    box += block
+    return box
 
 
 def printed(cell) -> list:
@@ -265,8 +292,8 @@ class ChapterOutput(ChapterDirective):
         if not found:
             raise ValueError("the cell prints nothing")
         text = "\n".join(found[n] for n in _lines(self.options.get("lines", ""), len(found)))
-        return [nodes.literal_block(text, text, language="nohighlight",
-                                    classes=["chapter-output"])]
+        return [_boxed(nodes.literal_block(text, text, language="nohighlight"),
+                       ["chapter-output"] + (["output-large"] if _short(text) else []))]
 
 
 class ChapterFigure(ChapterDirective):
