@@ -51,7 +51,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 SLOWEST_FIRST = ["tests/test_assignments.py", "tests/test_keras_backends.py", "tests/test_pdf.py",
                  "book/training.ipynb", "book/deeper_long_context_training.ipynb",
                  "tests/test_site.py", "tests/test_explore.py", "tests/test_explore_print.py",
-                 "tests/test_explore_layout.py", "tests/test_grade.py", "tests/test_variants.py",
+                 "tests/test_explore_layout.py", "tests/test_long_context.py", "tests/test_grade.py", "tests/test_variants.py",
                  "tests/test_slides.py", "tests/test_slides_legibility.py", "tests/test_handouts.py"]
 
 
