@@ -371,6 +371,11 @@ def test_a_loop_costs_its_question_only(autograder):
     nbformat.write(_with_q3(solution, "import time\nwhile True:\n    time.sleep(0.01)\n"), submissions / "frank.ipynb")
     nbformat.write(_with_q3(solution, "import time\n\n\ndef positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
                             "    while True:\n        time.sleep(0.01)\n"), submissions / "gina.ipynb")
+    # A loop whose bare except catches the interrupt (issue 55: a 600 s stop, Score 0, before):
+    # its cell and its question are left out, in a new kernel, and the other questions graded.
+    nbformat.write(_with_q3(solution, "import time\n\n\ndef positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
+                            "    while True:\n        try:\n            time.sleep(0.01)\n        except:\n            pass\n"),
+                   submissions / "hugo.ipynb")
     start = time.monotonic()
     # Graded as make grade does (--given): the handed-out set-up cell (Otter's import, about 5 s
     # of CPU under load) and self-checks are not run, so every cell left takes well under a
@@ -380,11 +385,13 @@ def test_a_loop_costs_its_question_only(autograder):
                   "--test-timeout", "3", "--cell-timeout", "6",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     assert time.monotonic() - start < 120
-    for student in ("frank", "gina"):
+    for student in ("frank", "gina", "hugo"):
         row = rows[student]
         assert (row["q1"], row["q2"], row["q3"], row["q4"]) == ("2", "2", "0", "1"), row
     details = (WORK / "grades-loops" / "details" / "gina.txt").read_text()
     assert "time limit: this call ran longer than 3 s" in details
+    hugo = (WORK / "grades-loops" / "details" / "hugo.txt").read_text()
+    assert "went on when interrupted" in hugo and "not defined" not in hugo, hugo
 
 
 def test_a_notebook_that_never_ends_is_stopped(autograder):
@@ -417,3 +424,57 @@ def test_a_grader_caps_its_kernels_threads_unless_told(tmp_path, monkeypatch, th
     else:
         monkeypatch.setenv("OMP_NUM_THREADS", preset)
     assert grade.Grader(tmp_path, threads=threads).environment().get("OMP_NUM_THREADS") == expected
+
+
+# A loop over positions that, while the grader counts the lines it runs (sys.settrace), displays
+# the kernel side's answer with a count of its own (issue 55): 3/3 for q3 when the grader took
+# the first result message of a request; the grader now reads the reply to its request only.
+FORGER = """import json, sys
+
+
+def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):
+    if sys.gettrace() is not None:
+        get_ipython().displayhook(json.dumps({"value": 7}))
+    table = np.zeros((seq_len, d_model))
+    frequencies = base ** (-2.0 * (np.arange(d_model) // 2) / d_model)
+    for pos in range(offset, offset + seq_len):
+        angles = pos * frequencies
+        table[pos - offset] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+    return table
+"""
+# Notebooks that run into a limit after answering everything (issue 55): each keeps its points,
+# its reason names the limit; the notebook graded beside them loses nothing.
+OVER_LIMITS = {
+    "mem": ("big = bytearray(3 * 2**30)", "stopped: memory limit 1 GB (cell {}: MemoryError)"),
+    "fork": ("import subprocess\nchildren = []\nwhile True:\n    children.append(subprocess.Popen(['sleep', '60']))",
+             "stopped: process limit 24 (cell {}: BlockingIOError)"),
+    "fill": ("with open('fill', 'wb') as f:\n    while True:\n        f.write(b'0' * 2**20)",
+             "stopped: disk limit 40 MB (cell {}: OSError)"),
+}
+
+
+def test_limits_stop_what_crosses_them_and_forged_replies_are_not_read(autograder):
+    """One run, two at a time, with small limits: a notebook that allocates past the memory
+    limit, one that starts processes in a loop, one that fills its disk (each named in the
+    reason, its answers graded), a forger of the grader's replies (q3 lost), and the solution
+    (every point)."""
+    zip_path, solution = autograder
+    submissions = WORK / "limits"
+    submissions.mkdir(parents=True)
+    for student, (source, _) in OVER_LIMITS.items():
+        nbformat.write(_with_cell(solution, source, len(solution.cells)), submissions / f"{student}.ipynb")
+    nbformat.write(_with_q3(solution, FORGER), submissions / "forger.ipynb")
+    nbformat.write(solution, submissions / "zed.ipynb")
+    output = WORK / "grades-limits"
+    rows = _grade(zip_path, submissions, output, "--jobs", "2", "--limits", "memory=1G,processes=24,disk=40M",
+                  "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
+    cell = len(solution.cells) + 1
+    for student, (_, reason) in OVER_LIMITS.items():
+        row = rows[student]
+        assert (row["total"], row["reason"]) == ("8", reason.format(cell)), row
+        assert reason.format(cell).split(" (")[0].removeprefix("stopped: ") in \
+            (output / "feedback" / f"{student}.txt").read_text()
+    forger = rows["forger"]
+    assert (forger["q3"], forger["total"]) == ("0", "5"), forger
+    assert "more lines of Python for 64 positions than for 8" in (output / "details" / "forger.txt").read_text()
+    assert (rows["zed"]["total"], rows["zed"]["reason"]) == ("8", ""), rows["zed"]
