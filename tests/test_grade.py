@@ -442,6 +442,14 @@ def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):
         table[pos - offset] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
     return table
 """
+# The same loop sending a second reply to the grader's request with the kernel's own session:
+# the request fails, whichever reply came first.
+SESSION_FORGER = FORGER.replace(
+    '        get_ipython().displayhook(json.dumps({"value": 7}))\n',
+    '        k = get_ipython().kernel\n'
+    '        answer = {"status": "ok", "data": {"text/plain": repr(json.dumps({"value": 7}))}, "metadata": {}}\n'
+    '        k.session.send(k.shell_stream, "execute_reply", {"status": "ok", "execution_count": 1,\n'
+    '                       "user_expressions": {"answer": answer}}, k.get_parent(), ident=k._parent_ident["shell"])\n')
 # Notebooks that run into a limit after answering everything (issue 55): each keeps its points,
 # its reason names the limit; the notebook graded beside them loses nothing.
 OVER_LIMITS = {
@@ -456,14 +464,15 @@ OVER_LIMITS = {
 def test_limits_stop_what_crosses_them_and_forged_replies_are_not_read(autograder):
     """One run, two at a time, with small limits: a notebook that allocates past the memory
     limit, one that starts processes in a loop, one that fills its disk (each named in the
-    reason, its answers graded), a forger of the grader's replies (q3 lost), and the solution
-    (every point)."""
+    reason, its answers graded), two forgers of the grader's replies (a displayed result, a
+    second reply: q3 lost), and the solution (every point)."""
     zip_path, solution = autograder
     submissions = WORK / "limits"
     submissions.mkdir(parents=True)
     for student, (source, _) in OVER_LIMITS.items():
         nbformat.write(_with_cell(solution, source, len(solution.cells)), submissions / f"{student}.ipynb")
     nbformat.write(_with_q3(solution, FORGER), submissions / "forger.ipynb")
+    nbformat.write(_with_q3(solution, SESSION_FORGER), submissions / "sender.ipynb")
     nbformat.write(solution, submissions / "zed.ipynb")
     output = WORK / "grades-limits"
     rows = _grade(zip_path, submissions, output, "--jobs", "2", "--limits", "memory=1G,processes=24,disk=40M",
@@ -477,4 +486,7 @@ def test_limits_stop_what_crosses_them_and_forged_replies_are_not_read(autograde
     forger = rows["forger"]
     assert (forger["q3"], forger["total"]) == ("0", "5"), forger
     assert "more lines of Python for 64 positions than for 8" in (output / "details" / "forger.txt").read_text()
+    sender = rows["sender"]
+    assert float(sender["q3"]) < 3 and float(sender["total"]) < 8, sender
+    assert "sent replies of its own to the grader's request" in (output / "details" / "sender.txt").read_text()
     assert (rows["zed"]["total"], rows["zed"]["reason"]) == ("8", ""), rows["zed"]
