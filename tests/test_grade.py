@@ -105,6 +105,34 @@ def test_csv_has_a_row_per_student_and_zero_with_a_reason(tmp_path):
     assert "empty file" in (tmp_path / "details" / "bo.txt").read_text()
 
 
+def test_feedback_agrees_with_the_grade():
+    """No "All test cases passed!" beside a lost point (a hidden test failed), and a question that
+    kept its points beside a failed public test (without points of its own) says so."""
+    report = {"tests": [
+        {"name": "Public Tests", "output": "q1 results: All test cases passed!\n"
+                                           "q2 results:\n    q2 - 1 result:\n        ❌ Test case failed\n"},
+        {"name": "q1", "score": 0, "max_score": 2, "output": "hidden: AssertionError: wrong"},
+        {"name": "q2", "score": 2, "max_score": 2, "output": "q2 - 1 result: Test case failed"}]}
+    result = grade.Grade("ann")
+    grade.read_results(result, report)
+    assert "All test cases passed" not in result.feedback, result.feedback
+    assert "q1: 0 / 2\n    q1 results: the public tests passed, a hidden test of this question failed" in result.feedback
+    assert "q2: 2 / 2" in result.feedback and "carries no points of its own" in result.feedback
+    assert "hidden: AssertionError" not in result.feedback and "hidden: AssertionError" in result.details
+
+
+def test_limits_parse_and_name():
+    limits = grade.limits.Limits.parse("memory=1.5G, processes=32,disk=200M")
+    assert (limits.memory, limits.processes, limits.cpu, limits.disk) == (1.5 * 2**30, 32, 600, 200 * 2**20)
+    assert limits.name("memory") == "memory limit 1.5 GB" and limits.name("cpu") == "CPU time limit 600 s"
+    assert grade.limits.Limits.parse("") == grade.limits.Limits()
+    for wrong in ("memory=lots", "gpu=1", "cpu=0", "disk"):
+        with pytest.raises(ValueError, match="limit|size"):
+            grade.limits.Limits.parse(wrong)
+    assert grade.limits.limit_of("cell 3: OSError: [Errno 28] No space left on device") == "disk"
+    assert grade.limits.limit_of("cell 3: NameError: name 'x' is not defined") is None
+
+
 @pytest.fixture(scope="module")
 def autograder(make):
     """build-the-encoding's autograder zip and solution notebook, as `make assignments` generates

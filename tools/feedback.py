@@ -3,13 +3,16 @@ read (``feedback/``) and what the instructor reads (``details/``), for ``tools/g
 
 The feedback agrees with the grade: a question that lost points in a hidden test does not show
 Otter's "All test cases passed!" (which speaks of the public tests only) but says that the
-public tests passed and a hidden test failed.
+public tests passed and a hidden test failed; a question that kept its points beside a failed
+public test (one without points of its own) says so.
 """
 
 from __future__ import annotations
 
 PASSED = "All test cases passed!"
 HIDDEN = "the public tests passed, a hidden test of this question failed (its details are not shown)"
+FAILED = "Test case failed"
+KEPT = "the failed public test above carries no points of its own: its message still says what to fix"
 
 
 def _public_results(summary: str) -> dict[str, str]:
@@ -53,6 +56,8 @@ def read_results(grade: Grade, report: dict) -> None:
             lost = score < possible and PASSED in shown
             feedback.append(head)
             feedback += ["    " + (line.replace(PASSED, HIDDEN) if lost else line) for line in shown.splitlines()]
+            if score == possible and FAILED in shown:  # a public test without points of its own
+                feedback.append(f"    {KEPT}")
             feedback.append("")
         elif test.get("name") != "Public Tests":
             section = [test.get("name", "")] + ["    " + line for line in output.splitlines()] + [""]
