@@ -26,7 +26,9 @@ after removing what an earlier run left there:
 
 - ``OUT_DIR/grades.csv``: one row per student, the score of every question, the total, the
   points possible, ``reason`` (why a notebook got 0: not a notebook, empty, no code cell, time
-  limit, the grader failed, or the first failing test when every question scored 0) and
+  limit, the grader failed, or the first failing test when every question scored 0; and first,
+  the limit a notebook ran into, ``--limits``: "stopped: memory limit 2 GB (cell 12:
+  MemoryError)", see ``tools/limits.py``) and
   ``review`` (code that can reach what the kernel measures: patched modules, ``sys.modules``,
   ``importlib``, ``eval``/``exec``, files opened, ...; and copies: answers that match the
   published solutions or another submission, found with copydetect (``tools/review.py``):
@@ -276,6 +278,7 @@ class Grader:
                 pass
         if self.process.poll() is None:
             _stop(self.process)
+            limits.sweep()  # the cgroups of the submission it was grading
         self.stderr.close()
         shutil.rmtree(self.folder, ignore_errors=True)
         self.process = None

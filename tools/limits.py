@@ -130,19 +130,25 @@ def _own_cgroups() -> dict[str, Path]:
     return found
 
 
+def sweep() -> None:
+    """Remove the cgroups that a grader which was stopped left (named after its process)."""
+    for parent in _own_cgroups().values():
+        for stale in parent.glob("posenc-grade-*-*"):
+            if not Path(f"/proc/{stale.name.split('-')[2]}").exists():
+                try:
+                    stale.rmdir()
+                except OSError:  # still holds a process that is ending
+                    pass
+
+
 class Cgroups:
     """The submission's cgroups (made by the grader before the kernel starts, removed after the
     sandbox has ended): paths, for the launcher to join; hits(), the limits they enforced."""
 
     def __init__(self, name: str, limits: Limits):
         self.limits, self.folders = limits, {}
+        sweep()
         for controller, parent in _own_cgroups().items():
-            for stale in parent.glob("posenc-grade-*-*"):  # left by a grader that was stopped
-                if not Path(f"/proc/{stale.name.split('-')[2]}").exists():
-                    try:
-                        stale.rmdir()
-                    except OSError:
-                        pass
             folder = parent / name
             try:
                 folder.mkdir()
@@ -186,12 +192,19 @@ class Cgroups:
             found.append("processes")
         return found
 
-    def remove(self) -> None:
+    def remove(self, wait: float = 5.0) -> None:
+        """Remove the cgroups, once the processes in them have ended (within wait seconds)."""
+        import time
+        deadline = time.monotonic() + wait
         for folder in self.folders.values():
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
+            while True:
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:  # a process killed with the sandbox is still ending
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
 
 
 def processes_enforced() -> bool:

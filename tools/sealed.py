@@ -43,15 +43,30 @@ available while grading"; the package's files are not in the sandbox, so no rout
 Time limits: a code cell of the notebook runs at most ``cell_timeout`` seconds (then the
 kernel is interrupted and the next cell runs); one call of a student's function from a test at
 most ``test_timeout`` seconds (then the test fails with "time limit", and so does every later
-call of the same question, at once). The caller (``grade.py``) stops this whole process, with
-the kernel, if a submission takes longer than its own limit, and starts a new grader for the
-next one.
+call of the same question, at once). A cell or call that goes on when interrupted (a bare
+``except:`` around its loop catches the interrupt) gets ``GRACE`` more seconds, then its kernel
+is ended and a new one started (``Session``): the notebook's cells run again without that cell,
+and the questions after it are graded there. The caller (``grade.py``) stops this whole
+process, with the kernel, if a submission takes longer than its own limit, and starts a new
+grader for the next one.
+
+Resource limits (``tools/limits.py``): the kernel starts behind the launcher of limits.py
+(rlimits, and the submission's pids and memory cgroups where they can be made); a cell that
+crosses one fails and the notebook goes on, a kernel killed by one ends the grading of its
+notebook; the answer's ``stopped`` names each limit met. The kernel runs without capabilities
+and may add no file to the folder of its sockets once it has started (as root).
+
+Results cross in the reply to each request only: the grader sends ``_sealed_.put(...)`` with
+the user expression ``_sealed_.take()``, and reads its value from the ``execute_reply`` whose
+parent is that request (the shell channel). What the notebook displays meanwhile (IOPub) is
+never read, and a second reply to a request (sent with the kernel's own session) fails it.
 
 A request (one line of standard input, JSON): ``{"token": ..., "notebook": path, "tests":
 {path: source}, "skip": [cell sources not to run, the handed-out check cells], "sandbox":
 [the command line that runs a Python in the sandbox], "sockets": folder of the kernel's ipc
-sockets (bound into the sandbox), "test_timeout": s, "cell_timeout": s}``. Its answer (one line of standard output):
-``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}, "errors": [...]}``
+sockets (bound into the sandbox), "test_timeout": s, "cell_timeout": s, "limits": {memory, processes,
+cpu, disk}}``. Its answer (one line of standard output): ``{"token": ..., "questions": {name:
+{"score", "possible", "output", "public"}}, "errors": [...], "stopped": [limits met]}``
 (``output``: every test's result, hidden ones included, for the instructor; ``public``: the
 public tests' only; ``errors``: the errors the notebook's own cells raised, at most 20) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
 only this process and its caller know (a new one per request), marks the answer as this
