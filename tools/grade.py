@@ -532,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.monotonic() - start:.0f} s with {args.jobs} at a time: "
           f"{args.output / 'grades.csv'}")
     for g in failed:
-        print(f"  {g.student}: 0 ({g.reason})")
+        print(f"  {g.student}: {sum(score for score, _ in g.scores.values()):g} ({g.reason})")
     for g in grades:
         if g.review:
             print(f"  {g.student}: review the notebook ({g.review})")
