@@ -24,7 +24,8 @@ nothing that matters; ``make grade`` runs two submissions at a time on the cours
   files.
 
 A limit stops what crosses it, not the grading: the cell that crossed it fails (the notebook
-goes on, its other questions are graded) or, where the kernel was killed, the submission gets 0;
+goes on, its other questions are graded) or, where the kernel was killed, a new kernel runs the
+notebook without that cell (or grades the questions after the one whose test crossed it);
 either way ``grades.csv``'s reason names the limit ("stopped: memory limit 2 GB ...") and every
 other submission of the run is graded as usual.
 

@@ -355,8 +355,8 @@ class Stuck(TimeoutError):
 
 class Session:
     """The notebook's kernel in the sandbox, its cells run; started again (without the cells
-    that would not stop) when a request of the tests would not stop, so that the questions
-    after it are still graded."""
+    that would not stop, or that a limit killed it in) when a request of the tests would not
+    stop or a limit killed it, so that the questions after it are still graded."""
 
     def __init__(self, nb, notebook: Path, sockets: Path, command: list[str], cell_timeout: float,
                  test_timeout: float, skip: set[str], cgroups):
@@ -364,6 +364,7 @@ class Session:
         self.cell_timeout, self.test_timeout, self.skip, self.cgroups = cell_timeout, test_timeout, skip, cgroups
         self.never_stopped: set[int] = set()  # cells left out of a new start
         self.process, self.inits, self.died, self.stack = None, [], False, None
+        self.killed: list[str] = []  # the limits that killed a kernel, and where
 
     def start(self, errors: list[str]) -> Kernel | None:
         """A new kernel, the notebook's cells run in it (their errors added to errors); its
@@ -398,6 +399,13 @@ class Session:
                                   "went on when interrupted (an except: that catches the interrupt?); "
                                   "graded without it")
                     return self.restart(errors)
+                except DeadKernelError:  # killed at a limit: the notebook graded without that cell
+                    self.stop()
+                    self.died, why = False, self.cause()
+                    self.never_stopped.add(index)
+                    self.killed.append(f"{why} in cell {index + 1}")
+                    errors.append(f"cell {index + 1}: {why}; graded without it")
+                    return self.start(errors)
                 errors += [f"cell {index + 1}: {o.ename}: {o.evalue}"[:300] for o in cell.outputs
                            if o.output_type == "error"]
             if "processes" in self.cgroups.hits():  # the kernel needs room (threads) to answer the tests
@@ -407,6 +415,13 @@ class Session:
         except DeadKernelError:
             self.died = True
             return None
+
+    def cause(self) -> str:
+        """What ended the kernel: the limit that killed it, where one did."""
+        limits, status, hits = self.cgroups.limits, self.process.returncode, self.cgroups.hits()
+        cause = ("cpu" if status in (128 + 24, -24) else "memory" if "memory" in hits else
+                 "processes" if "processes" in hits else None)
+        return f"{limits.name(cause)}: the kernel was killed" if cause else "the kernel died (it exited, or was killed)"
 
     def restart(self, errors: list[str]) -> Kernel | None:
         self.stop()
@@ -447,7 +462,12 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
             questions[test_file.name] = {
                 "score": test_file.score, "possible": test_file.possible,
                 "output": test_file.summary(), "public": test_file.summary(public_only=True)}
-            if kernel.stuck:  # the next questions in a new kernel
+            if session.process.poll() is not None:  # killed at a limit: the next questions in a new kernel
+                session.stop()
+                session.died = False
+                session.killed.append(f"{session.cause()} in {test_file.name}'s tests")
+                kernel = session.start([])
+            elif kernel.stuck:  # the next questions in a new kernel
                 kernel = session.restart([])
     finally:
         session.stop()
@@ -455,11 +475,9 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
         cgroups.remove()
     stopped = [f"{bounds.name(limit)} ({error.split(': ', 2)[0]}: {error.split(': ', 2)[1]})" for error in errors
                if (limit := limiting.limit_of(error))]
+    stopped += session.killed
     if session.died:
-        status = session.process.returncode if session.process is not None else None
-        cause = ("cpu" if status in (128 + 24, -24) else "memory" if "memory" in hits else
-                 "processes" if "processes" in hits else None)
-        why = f"{bounds.name(cause)} (the kernel was killed)" if cause else "the kernel died (it exited, or was killed)"
+        why = session.cause() if session.process is not None else "the kernel died"
         if not questions:
             raise RuntimeError(f"stopped: {why}")
         stopped.append(why)
