@@ -486,13 +486,16 @@ OVER_LIMITS = {
              "stopped: process limit 24 (cell {}: BlockingIOError)"),
     "fill": ("with open('fill', 'wb') as f:\n    while True:\n        f.write(b'0' * 2**20)",
              "stopped: disk limit 40 MB (cell {}: OSError)"),
+    # A loop that ignores the interrupt: killed at the CPU limit, graded again without that cell.
+    "spin": ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+             "stopped: CPU time limit 10 s: the kernel was killed in cell {}"),
 }
 
 
 def test_limits_stop_what_crosses_them_and_forged_replies_are_not_read(autograder):
     """One run, two at a time, with small limits: a notebook that allocates past the memory
-    limit, one that starts processes in a loop, one that fills its disk (each named in the
-    reason, its answers graded), two forgers of the grader's replies (a displayed result, a
+    limit, one that starts processes in a loop, one that fills its disk, one that spins past the
+    CPU limit (each named in the reason, its answers graded), two forgers of the grader's replies (a displayed result, a
     second reply: q3 lost), and the solution (every point)."""
     zip_path, solution = autograder
     submissions = WORK / "limits"
@@ -503,7 +506,7 @@ def test_limits_stop_what_crosses_them_and_forged_replies_are_not_read(autograde
     nbformat.write(_with_q3(solution, SESSION_FORGER), submissions / "sender.ipynb")
     nbformat.write(solution, submissions / "zed.ipynb")
     output = WORK / "grades-limits"
-    rows = _grade(zip_path, submissions, output, "--jobs", "2", "--limits", "memory=1G,processes=24,disk=40M",
+    rows = _grade(zip_path, submissions, output, "--jobs", "2", "--limits", "memory=1G,processes=24,disk=40M,cpu=10",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     cell = len(solution.cells) + 1
     for student, (_, reason) in OVER_LIMITS.items():
