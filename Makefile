@@ -312,6 +312,15 @@ clean:
 # $(GRADES)/manual/ and the codes' key in $(GRADES)/manual-key.csv; MANUAL="<sheet> ..." then
 # merges the filled sheets into $(GRADES)/grades.csv instead of grading.
 MANUAL       ?=
+# LIMITS: what one submission may take (tools/limits.py), default memory=2G (each process's
+# address space, and the total in a memory cgroup where one can be made: the course's notebooks
+# peak below 1 GB, two at a time fit the 24 GB machine), processes=64 (threads included, a pids
+# cgroup, else RLIMIT_NPROC: a kernel runs about 15), cpu=600 (seconds of CPU per process, as
+# much as TIMEOUT: threads cannot multiply it), disk=500M (the sandbox's writable folders, one
+# tmpfs). What crosses a limit is stopped and named in grades.csv's reason ("stopped: memory
+# limit 2 GB ..."); the other submissions are graded as usual.
+# e.g. make grade ... LIMITS="memory=2G,processes=64,cpu=600,disk=500M" (any of them).
+LIMITS       ?=
 ASSIGNMENT   ?=
 SUBMISSIONS  ?=
 VARIANT      ?=
@@ -332,7 +341,7 @@ grade-sealed: $(STAMP)
 	@$(if $(VARIANT),test -f $(GRADED_FROM)/.assigned || $(BIN)/python tools/variant.py --seed "$(VARIANT)" --only $(ASSIGNMENT),$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned)
 	$(BIN)/python tools/grade.py $$(ls -t $(GRADED_FROM)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
 	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT) \
-	  --test-timeout $(TEST_TIMEOUT) --cell-timeout $(CELL_TIMEOUT) \
+	  --test-timeout $(TEST_TIMEOUT) --cell-timeout $(CELL_TIMEOUT) --limits "$(LIMITS)" \
 	  --given $(GRADED_FROM)/student/$(ASSIGNMENT).ipynb
 
 # Private variants of the assignments (tools/variant.py): for every assignments/<a>/ with a

@@ -260,6 +260,21 @@ WRONG_ANSWERS = {
         ("q6: dropout fixed, and the output always float64", "q6", [
             ("class Fix6(", "return nn.functional.dropout(x, self.p, training=self.training)",
              "return nn.functional.dropout(x.double(), self.p, training=self.training)")]),
+        # The rule "override only the method that holds the bug" (issue 55): the right fix
+        # written in forward, or in a rewritten __init__, loses the question; a dropout re-seeded
+        # at every call draws the same mask twice in training mode.
+        ("q1: the fix written in forward", "q1", [
+            ("class Fix1(", "def window(self, x, offset):", "def forward(self, x, offset=0):"),
+            ("class Fix1(", "return self.pe[offset : offset + x.size(1)][None]",
+             "return self.drop(x + self.pe[offset : offset + x.size(1)][None].to(x.dtype))")]),
+        ("q2: the fix in a rewritten __init__", "q2", [
+            ("class Fix2(", "def angles(self, positions, omega):", "def __init__(self, d_model, max_len=5000, dropout=0.0):"),
+            ("class Fix2(", "return positions * omega",
+             "nn.Module.__init__(self)\n        self.p = dropout\n"
+             "        self.keep_table(self.layout(self.positions(max_len) * self.frequencies(d_model)))")]),
+        ("q6: dropout re-seeded at every call", "q6", [
+            ("class Fix6(", "return nn.functional.dropout(x, self.p, training=self.training)",
+             "torch.manual_seed(0)\n        return nn.functional.dropout(x, self.p, training=self.training)")]),
         ("q4: posenc's module as a base class", "q4", [
             ("class Fix4(", "class Fix4(PositionalEncoding):",
              "import posenc.pytorch\n\n\nclass Fix4(posenc.pytorch.PositionalEncoding, PositionalEncoding):")]),
@@ -515,6 +530,12 @@ WRONG_ANSWERS = {
         # Right at the question's setting, whatever the arguments (as a number typed in would be).
         ("smallest factor: its arguments ignored", "q4", [
             ("def smallest_factor", "    # BEGIN SOLUTION\n", "    weight, max_shift = 0.9, 200\n")]),
+        # Another setting's defaults (as the book's typed into a variant that asks for others,
+        # issue 55): right when given its arguments, and meeting the criterion when called with
+        # its defaults (a higher weight needs a larger c), but not the smallest there.
+        ("smallest factor: another setting's defaults", "q4", [
+            ("def smallest_factor", "def smallest_factor(weight=0.9, max_shift=200):",
+             "def smallest_factor(weight=0.99, max_shift=200):")]),
     ],
     # A wrong run_experiment (q1) also spoils the measurements of q2 and q3 that use it when
     # the bug touches what they measure: those wrong answers name every question they lose.
@@ -586,6 +607,10 @@ WRONG_ANSWERS = {
              "    return {base: run_experiment(")]),
         # The best of several seeds for each encoding (cherry-picking): not the run of the seed
         # asked for, whatever the numbers (the hidden test records every training).
+        # A batch other than the one asked for (the book's 4 in a variant that asks for 3, issue
+        # 55): its largest gap can be the same, the hidden test records the batch asked for.
+        ("q4: a batch of 3 where the question asks for 4", "q4", [
+            ("def equivariance_gap", "ex.make_batch(TASK, 4, seq_len,", "ex.make_batch(TASK, 3, seq_len,")]),
         ("cherry-picked: the best of three seeds", "q2", [
             ("def compare_encodings", "    return {encoding: run_experiment(", "    return {encoding: max((run_experiment("),
             ("def compare_encodings", "steps=steps, seed=seed)",
@@ -636,6 +661,7 @@ SHARED = {
         ("q6: dropout removed", "check: even widths only"),
         ("q6: dropout fixed, and the output always float64", "check: zeros as the input"),
         ("q4: posenc's module as a base class", "check: reads the expected verdicts from the caller's frames"),
+        ("q1: the fix written in forward", "q6: dropout re-seeded at every call"),
     ],
     "attend-by-position": [
         ("head looks k tokens ahead", "smallest factor: the weight averaged over the queries"),
@@ -651,6 +677,7 @@ SHARED = {
         # trains seven models: about 13 s of CPU).
         ("trained at the default length", "a seed per encoding and per base"),
         ("wrong default arguments", "sweep of sinusoidal instead of rope; logits compared unshuffled"),
+        ("cherry-picked: the best of three seeds", "q4: a batch of 3 where the question asks for 4"),
         ("base not passed to the model", "trained and tested on 16 tokens; logits shuffled the inverse way"),
         ("a cache keyed without base", "rope mixed up with sinusoidal; causal mask not passed"),
     ],
@@ -675,6 +702,7 @@ PARTIAL = {
         "smallest factor: question 2's factor": {"q4": 1},
         "smallest factor: whole numbers only": {"q4": 1},
         "smallest factor: its arguments ignored": {"q4": 1},
+        "smallest factor: another setting's defaults": {"q4": 1},
     },
 }
 
@@ -682,3 +710,22 @@ PARTIAL = {
 def partner(name, label):
     """The wrong answer graded in the same submission as label (SHARED), or None."""
     return next((b if a == label else a for a, b in SHARED.get(name, []) if label in (a, b)), None)
+
+
+# Wrong answers on a private variant (tests/test_variants.py grades them with the variant's
+# autograder, beside the public solutions): (label, the questions that must lose points, edits),
+# an edit (regular expression, replacement) applied to the variant's own solution notebook.
+VARIANT_ANSWERS = {
+    # The book's defaults typed in where the variant asks for others (issue 55: 10/10 before).
+    "attend-by-position": [
+        ("the book's defaults of smallest_factor", ("q4",), [
+            (r"def smallest_factor\(weight=[0-9.]+, max_shift=[0-9]+\)", "def smallest_factor(weight=0.9, max_shift=200)")]),
+    ],
+    # Question 1's fix with a forward of its own (the handed-out one, called again): two methods
+    # overridden where the rule allows the one that holds the bug (2/2 before).
+    "debug-the-module": [
+        ("Fix1 also overrides forward", ("q1",), [
+            (r'(class Fix1\(PositionalEncoding\):\n    """[^\n]*"""\n)',
+             r"\1\n    def forward(self, *args, **kwargs):\n        return super().forward(*args, **kwargs)\n")]),
+    ],
+}

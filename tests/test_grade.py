@@ -105,6 +105,34 @@ def test_csv_has_a_row_per_student_and_zero_with_a_reason(tmp_path):
     assert "empty file" in (tmp_path / "details" / "bo.txt").read_text()
 
 
+def test_feedback_agrees_with_the_grade():
+    """No "All test cases passed!" beside a lost point (a hidden test failed), and a question that
+    kept its points beside a failed public test (without points of its own) says so."""
+    report = {"tests": [
+        {"name": "Public Tests", "output": "q1 results: All test cases passed!\n"
+                                           "q2 results:\n    q2 - 1 result:\n        ❌ Test case failed\n"},
+        {"name": "q1", "score": 0, "max_score": 2, "output": "hidden: AssertionError: wrong"},
+        {"name": "q2", "score": 2, "max_score": 2, "output": "q2 - 1 result: Test case failed"}]}
+    result = grade.Grade("ann")
+    grade.read_results(result, report)
+    assert "All test cases passed" not in result.feedback, result.feedback
+    assert "q1: 0 / 2\n    q1 results: the public tests passed, a hidden test of this question failed" in result.feedback
+    assert "q2: 2 / 2" in result.feedback and "carries no points of its own" in result.feedback
+    assert "hidden: AssertionError" not in result.feedback and "hidden: AssertionError" in result.details
+
+
+def test_limits_parse_and_name():
+    limits = grade.limits.Limits.parse("memory=1.5G, processes=32,disk=200M")
+    assert (limits.memory, limits.processes, limits.cpu, limits.disk) == (1.5 * 2**30, 32, 600, 200 * 2**20)
+    assert limits.name("memory") == "memory limit 1.5 GB" and limits.name("cpu") == "CPU time limit 600 s"
+    assert grade.limits.Limits.parse("") == grade.limits.Limits()
+    for wrong in ("memory=lots", "gpu=1", "cpu=0", "disk"):
+        with pytest.raises(ValueError, match="limit|size"):
+            grade.limits.Limits.parse(wrong)
+    assert grade.limits.limit_of("cell 3: OSError: [Errno 28] No space left on device") == "disk"
+    assert grade.limits.limit_of("cell 3: NameError: name 'x' is not defined") is None
+
+
 @pytest.fixture(scope="module")
 def autograder(make):
     """build-the-encoding's autograder zip and solution notebook, as `make assignments` generates
@@ -371,6 +399,11 @@ def test_a_loop_costs_its_question_only(autograder):
     nbformat.write(_with_q3(solution, "import time\nwhile True:\n    time.sleep(0.01)\n"), submissions / "frank.ipynb")
     nbformat.write(_with_q3(solution, "import time\n\n\ndef positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
                             "    while True:\n        time.sleep(0.01)\n"), submissions / "gina.ipynb")
+    # A loop whose bare except catches the interrupt (issue 55: a 600 s stop, Score 0, before):
+    # its cell and its question are left out, in a new kernel, and the other questions graded.
+    nbformat.write(_with_q3(solution, "import time\n\n\ndef positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):\n"
+                            "    while True:\n        try:\n            time.sleep(0.01)\n        except:\n            pass\n"),
+                   submissions / "hugo.ipynb")
     start = time.monotonic()
     # Graded as make grade does (--given): the handed-out set-up cell (Otter's import, about 5 s
     # of CPU under load) and self-checks are not run, so every cell left takes well under a
@@ -380,11 +413,13 @@ def test_a_loop_costs_its_question_only(autograder):
                   "--test-timeout", "3", "--cell-timeout", "6",
                   "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
     assert time.monotonic() - start < 120
-    for student in ("frank", "gina"):
+    for student in ("frank", "gina", "hugo"):
         row = rows[student]
         assert (row["q1"], row["q2"], row["q3"], row["q4"]) == ("2", "2", "0", "1"), row
     details = (WORK / "grades-loops" / "details" / "gina.txt").read_text()
     assert "time limit: this call ran longer than 3 s" in details
+    hugo = (WORK / "grades-loops" / "details" / "hugo.txt").read_text()
+    assert "went on when interrupted" in hugo and "not defined" not in hugo, hugo
 
 
 def test_a_notebook_that_never_ends_is_stopped(autograder):
@@ -417,3 +452,72 @@ def test_a_grader_caps_its_kernels_threads_unless_told(tmp_path, monkeypatch, th
     else:
         monkeypatch.setenv("OMP_NUM_THREADS", preset)
     assert grade.Grader(tmp_path, threads=threads).environment().get("OMP_NUM_THREADS") == expected
+
+
+# A loop over positions that, while the grader counts the lines it runs (sys.settrace), displays
+# the kernel side's answer with a count of its own (issue 55): 3/3 for q3 when the grader took
+# the first result message of a request; the grader now reads the reply to its request only.
+FORGER = """import json, sys
+
+
+def positional_encoding(seq_len, d_model, *, base=10000.0, offset=0):
+    if sys.gettrace() is not None:
+        get_ipython().displayhook(json.dumps({"value": 7}))
+    table = np.zeros((seq_len, d_model))
+    frequencies = base ** (-2.0 * (np.arange(d_model) // 2) / d_model)
+    for pos in range(offset, offset + seq_len):
+        angles = pos * frequencies
+        table[pos - offset] = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+    return table
+"""
+# The same loop sending a second reply to the grader's request with the kernel's own session:
+# the request fails, whichever reply came first.
+SESSION_FORGER = FORGER.replace(
+    '        get_ipython().displayhook(json.dumps({"value": 7}))\n',
+    '        k = get_ipython().kernel\n'
+    '        answer = {"status": "ok", "data": {"text/plain": repr(json.dumps({"value": 7}))}, "metadata": {}}\n'
+    '        k.session.send(k.shell_stream, "execute_reply", {"status": "ok", "execution_count": 1,\n'
+    '                       "user_expressions": {"answer": answer}}, k.get_parent(), ident=k._parent_ident["shell"])\n')
+# Notebooks that run into a limit after answering everything (issue 55): each keeps its points,
+# its reason names the limit; the notebook graded beside them loses nothing.
+OVER_LIMITS = {
+    "mem": ("big = bytearray(3 * 2**30)", "stopped: memory limit 1 GB (cell {}: MemoryError)"),
+    "fork": ("import subprocess\nchildren = []\nwhile True:\n    children.append(subprocess.Popen(['sleep', '60']))",
+             "stopped: process limit 24 (cell {}: BlockingIOError)"),
+    "fill": ("with open('fill', 'wb') as f:\n    while True:\n        f.write(b'0' * 2**20)",
+             "stopped: disk limit 40 MB (cell {}: OSError)"),
+    # A loop that ignores the interrupt: killed at the CPU limit, graded again without that cell.
+    "spin": ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+             "stopped: CPU time limit 10 s: the kernel was killed in cell {}"),
+}
+
+
+def test_limits_stop_what_crosses_them_and_forged_replies_are_not_read(autograder):
+    """One run, two at a time, with small limits: a notebook that allocates past the memory
+    limit, one that starts processes in a loop, one that fills its disk, one that spins past the
+    CPU limit (each named in the reason, its answers graded), two forgers of the grader's replies (a displayed result, a
+    second reply: q3 lost), and the solution (every point)."""
+    zip_path, solution = autograder
+    submissions = WORK / "limits"
+    submissions.mkdir(parents=True)
+    for student, (source, _) in OVER_LIMITS.items():
+        nbformat.write(_with_cell(solution, source, len(solution.cells)), submissions / f"{student}.ipynb")
+    nbformat.write(_with_q3(solution, FORGER), submissions / "forger.ipynb")
+    nbformat.write(_with_q3(solution, SESSION_FORGER), submissions / "sender.ipynb")
+    nbformat.write(solution, submissions / "zed.ipynb")
+    output = WORK / "grades-limits"
+    rows = _grade(zip_path, submissions, output, "--jobs", "2", "--limits", "memory=1G,processes=24,disk=40M,cpu=10",
+                  "--given", str(WORK / "assign" / "student" / f"{NAME}.ipynb"))
+    cell = len(solution.cells) + 1
+    for student, (_, reason) in OVER_LIMITS.items():
+        row = rows[student]
+        assert (row["total"], row["reason"]) == ("8", reason.format(cell)), row
+        assert reason.format(cell).split(" (")[0].removeprefix("stopped: ") in \
+            (output / "feedback" / f"{student}.txt").read_text()
+    forger = rows["forger"]
+    assert (forger["q3"], forger["total"]) == ("0", "5"), forger
+    assert "more lines of Python for 64 positions than for 8" in (output / "details" / "forger.txt").read_text()
+    sender = rows["sender"]
+    assert float(sender["q3"]) < 3 and float(sender["total"]) < 8, sender
+    assert "sent replies of its own to the grader's request" in (output / "details" / "sender.txt").read_text()
+    assert (rows["zed"]["total"], rows["zed"]["reason"]) == ("8", ""), rows["zed"]

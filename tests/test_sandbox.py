@@ -24,7 +24,7 @@ import tool_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 grade = tool_scripts.load("grade")
-sandbox = sys.modules["sandbox"]
+sandbox = sys.modules["sandbox"]  # tools/sandbox.py and tools/limits.py, which grade.py loads
 review = sys.modules["review"]
 
 needs_bwrap = pytest.mark.skipif(not sandbox.bwrap_works(), reason="bubblewrap cannot run here")
@@ -88,6 +88,63 @@ def test_a_program_in_the_sandbox_sees_its_own_world(tmp_path, name):
     while _left_behind() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _left_behind(), "a process started in the sandbox outlived it"
+
+
+PUSH = """import os, subprocess, sys
+found = {}
+try:
+    block = bytearray(600 * 2**20)
+    found["memory"] = "allocated"
+except MemoryError:
+    found["memory"] = "MemoryError"
+children = []
+try:
+    while len(children) < 100:
+        children.append(subprocess.Popen(["sleep", "30"]))
+except OSError as error:
+    found["processes"] = f"{len(children)}: {type(error).__name__}"
+for where in ("fill", "/tmp/fill", os.path.expanduser("~/fill")):  # files of 8 MB (below the file limit)
+    written = []
+    try:
+        while True:
+            written.append(f"{where}{len(written)}")
+            with open(written[-1], "wb") as handle:
+                for _ in range(8):
+                    handle.write(bytes(2**20))
+    except OSError as error:
+        found[where] = f"{error.strerror} after {len(written) - 1} files"
+    for path in written:
+        os.remove(path)
+print(found, flush=True)
+while True:
+    pass
+"""
+
+
+@needs_bwrap
+def test_limits_hold_in_the_sandbox(tmp_path):
+    """Behind the launcher of tools/limits.py (as tools/sealed.py starts a kernel): an allocation
+    past the memory limit fails, processes stop starting at the process limit, every writable
+    folder fills up at the disk limit, and a loop is killed at the CPU limit (SIGXCPU)."""
+    limits = sys.modules["limits"]
+    bounds = limits.Limits.parse("memory=512M,processes=12,cpu=2,disk=20M")
+    notebook, sockets = tmp_path / "notebook", tmp_path / "kernel"
+    notebook.mkdir()
+    sockets.mkdir()
+    cgroups = limits.Cgroups(f"posenc-grade-{__import__('os').getpid()}-test", bounds)
+    try:
+        command = [*limits.launcher(bounds, cgroups), *sandbox.bwrap_command(
+            notebook, sockets, sandbox.environment("build-the-encoding", tmp_path / "env"), disk=bounds.disk)]
+        run = subprocess.run([*command, "-c", PUSH], capture_output=True, text=True, timeout=120)
+    finally:
+        cgroups.remove()
+    found = eval(run.stdout.strip().splitlines()[0])
+    assert found["memory"] == "MemoryError", found
+    if limits.processes_enforced():
+        assert found["processes"].endswith("BlockingIOError") and int(found["processes"].split(":")[0]) < 12, found
+    for where in ("fill", "/tmp/fill", "/home/student/fill"):  # one tmpfs of 20 MB: two files of 8 MB
+        assert found[where] == "No space left on device after 2 files", found
+    assert run.returncode == 128 + 24, (run.returncode, run.stderr[-500:])  # SIGXCPU
 
 
 def _left_behind():

@@ -26,7 +26,9 @@ after removing what an earlier run left there:
 
 - ``OUT_DIR/grades.csv``: one row per student, the score of every question, the total, the
   points possible, ``reason`` (why a notebook got 0: not a notebook, empty, no code cell, time
-  limit, the grader failed, or the first failing test when every question scored 0) and
+  limit, the grader failed, or the first failing test when every question scored 0; and first,
+  the limit a notebook ran into, ``--limits``: "stopped: memory limit 2 GB (cell 12:
+  MemoryError)", see ``tools/limits.py``) and
   ``review`` (code that can reach what the kernel measures: patched modules, ``sys.modules``,
   ``importlib``, ``eval``/``exec``, files opened, ...; and copies: answers that match the
   published solutions or another submission, found with copydetect (``tools/review.py``):
@@ -84,6 +86,9 @@ def _tool(name: str):
 sandbox = _tool("sandbox")
 review = _tool("review")
 manual = _tool("manual")  # the written questions' pages and score sheets
+limits = _tool("limits")
+feedback = _tool("feedback")
+read_results = feedback.read_results
 
 
 @dataclass
@@ -172,61 +177,6 @@ def _last_error(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if "Error" in line or "error" in line]
     return (errors or lines or ["no output"])[-1][:300]
-
-
-def _public_results(summary: str) -> dict[str, str]:
-    """Otter's summary of the public tests, split by question (its "qN results:" headers)."""
-    found, current = {}, None
-    for line in summary.splitlines():
-        header = line.split(" results", 1)[0]
-        if not line.startswith(" ") and " results" in line and header and " " not in header:
-            current = header
-        if current is not None:
-            found[current] = found.get(current, "") + line + "\n"
-    return found
-
-
-def _first_failure(output: str) -> str:
-    """The first assertion message (or error) in a question's output, on one line."""
-    lines = [line.strip() for line in output.splitlines()]
-    for index, line in enumerate(lines):
-        if line.startswith(("AssertionError", "TimeoutError", "NameError", "Exception")) or (
-                "Error:" in line and not line.startswith(("File", "Traceback"))):
-            return line[:200]
-    failed = [line for line in lines if "failed" in line.lower()]
-    return (failed or ["no test passed"])[0][:200]
-
-
-def read_results(grade: Grade, report: dict) -> None:
-    """Scores, the safe feedback and the instructor's details, from Otter's results.json."""
-    public = {}
-    details, feedback = [], []
-    for test in report.get("tests", []):
-        if test.get("name") == "Public Tests":
-            public = _public_results(test.get("output", ""))
-    for test in report.get("tests", []):
-        output = test.get("output", "")
-        if "max_score" in test and test.get("score") is not None:
-            name, score, possible = test["name"], float(test["score"]), float(test["max_score"])
-            grade.scores[name] = (score, possible)
-            head = f"{name}: {score:g} / {possible:g}"
-            details += [head] + ["    " + line for line in output.splitlines()] + [""]
-            shown = public.get(name, "")
-            feedback.append(head)
-            feedback += ["    " + line for line in shown.splitlines()]
-            if score < possible and "All test cases passed" in shown:
-                feedback.append("    a hidden test of this question failed (its details are not shown)")
-            feedback.append("")
-        elif test.get("name") != "Public Tests":
-            section = [test.get("name", "")] + ["    " + line for line in output.splitlines()] + [""]
-            details += section
-            if test.get("visibility") == "visible":  # the notebook's own errors (sealed grading)
-                feedback += section
-    grade.details = "\n".join(details)
-    grade.feedback = "\n".join(feedback)
-    if grade.scores and not any(score for score, _ in grade.scores.values()):
-        first = next(test for test in report["tests"] if test.get("name") in grade.scores)
-        grade.reason = f"0 on every question; {first['name']}: {_first_failure(first.get('output', ''))}"
 
 
 def read_tests(zip_path: Path) -> dict[str, str]:
@@ -329,6 +279,7 @@ class Grader:
                 pass
         if self.process.poll() is None:
             _stop(self.process)
+            limits.sweep()  # the cgroups of the submission it was grading
         self.stderr.close()
         shutil.rmtree(self.folder, ignore_errors=True)
         self.process = None
@@ -336,16 +287,18 @@ class Grader:
 
 def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, str],
                  environment: Path, timeout: float, test_timeout: float, cell_timeout: float,
-                 skip: list[str]) -> dict | None:
+                 skip: list[str], bounds: limits.Limits | None = None) -> dict | None:
     """Grade notebook with grader (tools/sealed.py), its kernel in the sandbox (with
     environment: the assignment's part of posenc; the kernel's sockets in a folder beside the
     notebook's); the results in Otter's results.json format, or None (grade.reason says why)."""
     sockets = notebook.parent.parent / "s"  # short: a socket's path has at most 107 bytes
     sockets.mkdir()
+    bounds = bounds or limits.Limits()
     command = sandbox.bwrap_command(notebook.parent, sockets, environment,
-                                    threads=str(grader.threads) if grader.threads else None)
+                                    threads=str(grader.threads) if grader.threads else None, disk=bounds.disk)
     request = {"notebook": str(notebook), "tests": tests, "skip": skip, "sandbox": command,
-               "sockets": str(sockets), "test_timeout": test_timeout, "cell_timeout": cell_timeout}
+               "sockets": str(sockets), "test_timeout": test_timeout, "cell_timeout": cell_timeout,
+               "limits": limits.asdict(bounds)}
     try:
         answer = grader.ask(request, timeout)
     except TimeoutError:
@@ -356,7 +309,8 @@ def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, 
         grade.reason = f"the grader failed: {error}"
         return None
     if "error" in answer:
-        grade.reason = f"the grader failed: {answer['error'][:300]}"
+        error = answer["error"].removeprefix("RuntimeError: ")
+        grade.reason = error[:300] if error.startswith("stopped: ") else f"the grader failed: {error[:300]}"
         return None
     questions = answer["questions"]
     public = "\n".join(q["public"] for q in questions.values())
@@ -364,20 +318,21 @@ def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, 
     return {"executed": answer.get("executed"), "tests": [{"name": "Public Tests", "output": public}] + [
         {"name": name, "score": q["score"], "max_score": q["possible"], "output": q["output"]}
         for name, q in questions.items()] + ([{"name": "Errors in the notebook's cells", "output":
-            "\n".join(errors), "visibility": "visible"}] if errors else [])}
+            "\n".join(errors), "visibility": "visible"}] if errors else []),
+        "stopped": [str(s) for s in answer.get("stopped", [])]}
 
 
 def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], work: Path,
               timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
               keep: Path | None = None, given: frozenset[str] = frozenset(),
-              grader: Grader | None = None) -> Grade:
+              grader: Grader | None = None, bounds: limits.Limits | None = None) -> Grade:
     """Grade one submission with grader (a new one, for it alone, if None) in a private folder
     of its own (under work, removed afterwards), within timeout seconds; tests: the
     autograder's, read from its zip before any submission ran; keep receives its results.json."""
     if grader is None:
         with Grader(work) as alone:
             return grade_one(student, notebook, name, tests, work, timeout, test_timeout,
-                             cell_timeout, keep, given, alone)
+                             cell_timeout, keep, given, alone, bounds)
     start = time.monotonic()
     grade = Grade(student)
     grade.reason = check_notebook(notebook)
@@ -391,12 +346,14 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
         shutil.copyfile(notebook, copy)
         environment = sandbox.environment(name, work / "environments")
         report = grade_sealed(grade, copy, grader, tests, environment, timeout,
-                              test_timeout, cell_timeout, _checks(given))
+                              test_timeout, cell_timeout, _checks(given), bounds)
         executed = report.pop("executed", None) if report is not None else None
         if keep is not None:  # the written answers, with the outputs of this run, for tools/manual.py
             manual.keep(keep, executed, notebook)
         if report is not None:
             read_results(grade, report)
+            if report.get("stopped"):  # a limit the notebook ran into: named first
+                grade.reason = "; ".join(["stopped: " + "; ".join(report["stopped"]), grade.reason][:1 + bool(grade.reason)])
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 (keep / "results.json").write_text(json.dumps(report))
@@ -449,7 +406,8 @@ def write_outputs(grades: list[Grade], output: Path) -> Path:
             if not g.scores:
                 text = f"Not graded: {g.reason}. Score 0.\n"
             elif g.reason:
-                text = f"{text}\nTotal 0: {g.reason}\n"
+                total = sum(score for score, _ in g.scores.values())
+                text = f"{text}\n{'Total 0' if not total else f'Total {total:g}'}: {g.reason}\n"
             path.write_text(text)
     return table
 
@@ -470,7 +428,7 @@ def published(zip_path: Path) -> dict[str, Path]:
 def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
                 timeout: float, test_timeout: float = 60.0, cell_timeout: float = 120.0,
                 given: Path | None = None, solutions: dict[str, Path] | None = None,
-                copy_threshold: float = 0.8) -> list[Grade]:
+                copy_threshold: float = 0.8, bounds: limits.Limits | None = None) -> list[Grade]:
     """Grade every submission, jobs at a time, each in the sandbox; flag the copies of the
     solutions ({name in the review column: notebook}; published(zip_path) unless given) or of
     each other in the review column; write the
@@ -495,7 +453,7 @@ def grade_class(zip_path: Path, submissions: Path, output: Path, *, jobs: int,
             try:
                 return grade_one(item[0], item[1], name, tests, work, timeout, test_timeout,
                                  cell_timeout, keep=output / "results" / item[0],
-                                 given=handed_out, grader=grader)
+                                 given=handed_out, grader=grader, bounds=bounds)
             finally:
                 graders.put(grader)
 
@@ -540,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
                              "flags (repeatable; default: the autograder's and make assignments' one)")
     parser.add_argument("--copy-threshold", type=float, default=0.8,
                         help="the share of one answer found in another that flags a copy (default 0.8)")
+    parser.add_argument("--limits", default="",
+                        help="what one submission may take, e.g. memory=2G,processes=64,cpu=600,disk=500M "
+                             "(default: those; see tools/limits.py)")
     parser.add_argument("--given", type=Path, default=None,
                         help="the student notebook as handed out: its cells are not flagged in "
                              "the CSV's review column")
@@ -550,12 +511,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.submissions} is not a folder of submissions")
     if args.jobs < 1 or min(args.timeout, args.test_timeout, args.cell_timeout) <= 0:
         parser.error("--jobs must be at least 1 and every timeout positive")
+    try:
+        bounds = limits.Limits.parse(args.limits)
+    except ValueError as error:
+        parser.error(str(error))
     start = time.monotonic()
     try:
         kind = sandbox.choose(args.sandbox)
     except sandbox.SandboxMissing as error:
         sys.exit(f"grade.py: {error}")
     print(sandbox.describe(kind), flush=True)
+    if kind == "bwrap":
+        print(f"limits per submission: {bounds.describe(limits.processes_enforced())}", flush=True)
     if kind == "docker":  # Otter's own containers and CSV (no sealed tests, no review column)
         table = sandbox.otter_grade(args.autograder, args.submissions, args.output, jobs=args.jobs,
                                     timeout=args.timeout)
@@ -565,13 +532,13 @@ def main(argv: list[str] | None = None) -> int:
                          timeout=args.timeout, test_timeout=args.test_timeout,
                          cell_timeout=args.cell_timeout, given=args.given,
                          solutions=args.solutions and {f"the solutions in {p.name}": p for p in args.solutions},
-                         copy_threshold=args.copy_threshold)
+                         copy_threshold=args.copy_threshold, bounds=bounds)
     failed = [g for g in grades if g.reason]
     print(f"graded {sum(bool(g.scores) for g in grades)} of {len(grades)} submissions in "
           f"{time.monotonic() - start:.0f} s with {args.jobs} at a time: "
           f"{args.output / 'grades.csv'}")
     for g in failed:
-        print(f"  {g.student}: 0 ({g.reason})")
+        print(f"  {g.student}: {sum(score for score, _ in g.scores.values()):g} ({g.reason})")
     print((args.output / "copies.txt").read_text(), end="")
     for g in grades:
         if g.review and not g.review.startswith(("copy of", "written q")):

@@ -183,23 +183,34 @@ def _under(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def bwrap_command(notebook: Path, sockets: Path, environment: Path, threads: str | None = None) -> list[str]:
-    """The bwrap command line that runs what follows it (the kernel) in the sandbox: notebook
-    (the submission's folder) and sockets writable, environment (on PYTHONPATH) read-only."""
+def bwrap_command(notebook: Path, sockets: Path, environment: Path, threads: str | None = None,
+                  disk: int | None = None) -> list[str]:
+    """The bwrap command line that runs what follows it (the kernel) in the sandbox, without
+    capabilities: notebook (the submission's folder: the files in it now, read-only, in a tmpfs
+    of disk bytes, also holding /tmp and the home folder, with the folder that holds it) and
+    sockets writable, environment (on PYTHONPATH) read-only."""
     interpreter, folders = python()
     command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-               "--ro-bind", "/usr", "/usr"]
+               "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
     for link in ("bin", "lib", "lib64", "lib32", "sbin"):
         if Path("/" + link).is_symlink():  # merged /usr: /lib -> usr/lib
             command += ["--symlink", os.readlink("/" + link), "/" + link]
         elif Path("/" + link).is_dir():
             command += ["--ro-bind", "/" + link, "/" + link]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home",
-                "--dir", "/home/student"]
+    # One tmpfs of disk bytes for everything the notebook can write: /tmp (where the folders of
+    # grading are, by default), or the folder that holds the notebook's, /tmp then a folder in it.
+    top = Path("/tmp") if _under(notebook, Path("/tmp")) else notebook.parent
+    command += ["--proc", "/proc", "--dev", "/dev", *(["--size", str(disk)] if disk else []),
+                "--tmpfs", str(top), "--dir", str(notebook), "--dir", f"{top}/.home", "--dir", "/home",
+                "--symlink", f"{top}/.home", "/home/student"]
+    if top != Path("/tmp"):
+        command += ["--dir", f"{top}/.tmp", "--symlink", f"{top}/.tmp", "/tmp"]
+    for path in sorted(notebook.iterdir()):
+        command += ["--ro-bind", str(path), str(path)]
     for folder in folders:
         command += ["--ro-bind", str(folder), str(folder)]
     command += ["--ro-bind", str(environment), str(environment),
-                "--bind", str(notebook), str(notebook), "--bind", str(sockets), str(sockets),
+                "--bind", str(sockets), str(sockets),
                 "--chdir", str(notebook)]
     variables = {"PATH": f"{interpreter.parent}:/usr/bin:/bin", "HOME": "/home/student",
                  "USER": "student", "LOGNAME": "student", "LANG": "C.UTF-8", "TMPDIR": "/tmp",

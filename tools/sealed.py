@@ -43,15 +43,30 @@ available while grading"; the package's files are not in the sandbox, so no rout
 Time limits: a code cell of the notebook runs at most ``cell_timeout`` seconds (then the
 kernel is interrupted and the next cell runs); one call of a student's function from a test at
 most ``test_timeout`` seconds (then the test fails with "time limit", and so does every later
-call of the same question, at once). The caller (``grade.py``) stops this whole process, with
-the kernel, if a submission takes longer than its own limit, and starts a new grader for the
-next one.
+call of the same question, at once). A cell or call that goes on when interrupted (a bare
+``except:`` around its loop catches the interrupt) gets ``GRACE`` more seconds, then its kernel
+is ended and a new one started (``Session``): the notebook's cells run again without that cell,
+and the questions after it are graded there. The caller (``grade.py``) stops this whole
+process, with the kernel, if a submission takes longer than its own limit, and starts a new
+grader for the next one.
+
+Resource limits (``tools/limits.py``): the kernel starts behind the launcher of limits.py
+(rlimits, and the submission's pids and memory cgroups where they can be made); a cell that
+crosses one fails and the notebook goes on, a kernel killed by one ends the grading of its
+notebook; the answer's ``stopped`` names each limit met. The kernel runs without capabilities
+and may add no file to the folder of its sockets once it has started (as root).
+
+Results cross in the reply to each request only: the grader sends ``_sealed_.put(...)`` with
+the user expression ``_sealed_.take()``, and reads its value from the ``execute_reply`` whose
+parent is that request (the shell channel). What the notebook displays meanwhile (IOPub) is
+never read, and a second reply to a request (sent with the kernel's own session) fails it.
 
 A request (one line of standard input, JSON): ``{"token": ..., "notebook": path, "tests":
 {path: source}, "skip": [cell sources not to run, the handed-out check cells], "sandbox":
 [the command line that runs a Python in the sandbox], "sockets": folder of the kernel's ipc
-sockets (bound into the sandbox), "test_timeout": s, "cell_timeout": s}``. Its answer (one line of standard output):
-``{"token": ..., "questions": {name: {"score", "possible", "output", "public"}}, "errors": [...]}``
+sockets (bound into the sandbox), "test_timeout": s, "cell_timeout": s, "limits": {memory, processes,
+cpu, disk}}``. Its answer (one line of standard output): ``{"token": ..., "questions": {name:
+{"score", "possible", "output", "public"}}, "errors": [...], "stopped": [limits met]}``
 (``output``: every test's result, hidden ones included, for the instructor; ``public``: the
 public tests' only; ``errors``: the errors the notebook's own cells raised, at most 20) or ``{"token": ..., "error": "..."}``. The kernel's own output goes nowhere; the token, which
 only this process and its caller know (a new one per request), marks the answer as this
@@ -77,114 +92,21 @@ from pathlib import Path
 
 import nbformat
 
-# Data between the two processes: JSON, with arrays as .npy bytes (no pickles) in base64. The
-# same functions run on both sides: KERNEL_SIDE sends their source to the kernel.
-
-def _key(value):
-    """A dict key from the other side (a list, which is not hashable, becomes a tuple)."""
-    return tuple(value) if isinstance(value, list) else value
-
-
-def encode(value, depth=0, keep=None):
-    """value as JSON-able data: numbers, strings, arrays (and PyTorch tensors), lists, tuples and
-    dicts of those; any other object as {"handle": keep(value)} (the kernel keeps the object and
-    gives its number; the grader gives the number of a stand-in's object)."""
-    import base64
-    import io
-    import numpy
-    # NumPy's scalars first: numpy.float64 is also a float (and numpy.str_ a str), and each
-    # crosses as the value it is, with its dtype.
-    if isinstance(value, (numpy.ndarray, numpy.generic)) and value.dtype != object:
-        buffer = io.BytesIO()
-        numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
-        kind = "ndarray" if isinstance(value, numpy.ndarray) else "scalar"
-        return {kind: base64.b64encode(buffer.getvalue()).decode()}
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return {"float": float.__repr__(value)}  # nan and inf included
-    if depth > 50:
-        raise ValueError("data nested more than 50 levels")
-    if type(value).__name__ == "Tensor" and type(value).__module__.split(".")[0] == "torch":
-        dtype = str(value.dtype).split(".")[-1]  # NumPy has no bfloat16: sent as float32
-        array = value.detach().cpu().float() if dtype == "bfloat16" else value.detach().cpu()
-        return {"tensor": encode(array.numpy())["ndarray"], "dtype": dtype}
-    if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [encode(v, depth + 1, keep) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": [[encode(k, depth + 1, keep), encode(v, depth + 1, keep)] for k, v in value.items()]}
-    if keep is None:
-        raise TypeError(f"only data can cross between the grader and the notebook, not {type(value).__name__}")
-    return {"handle": keep(value), "type": type(value).__name__}
+def _tool(name: str):
+    """tools/<name>.py, beside this file, as a module."""
+    import importlib.util
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-def decode(value, find=None):
-    """The values encode() made, back (arrays loaded without pickles; tensors need PyTorch); a
-    handle becomes find(handle, type name)."""
-    import base64
-    import io
-    import numpy
-    if not isinstance(value, dict):
-        return value
-    kind = next(k for k in value if k not in ("dtype", "type"))
-    data = value[kind]
-    if kind == "float":
-        return float(data)
-    if kind in ("ndarray", "scalar", "tensor"):
-        array = numpy.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False)
-        if kind == "tensor":
-            import torch
-            return torch.from_numpy(array.copy()).to(getattr(torch, value["dtype"]))
-        return array if kind == "ndarray" else array[()]
-    if kind in ("list", "tuple"):
-        return (list if kind == "list" else tuple)(decode(v, find) for v in data)
-    if kind == "dict":
-        return {_key(decode(k, find)): decode(v, find) for k, v in data}
-    if kind == "handle" and find is not None:
-        return find(int(data), str(value.get("type")))
-    raise ValueError(f"unknown data: {kind}")
-
-
-def kernel_server():
-    """The kernel's side of the exchange (run in the kernel only): each request's answer is a JSON
-    string, {"value": data} or {"raised": the error's type, "message": ...}."""
-    import json
-    import types
-    user = get_ipython().user_ns  # noqa: F821 (the kernel's IPython)
-    objects = {}  # the objects the grader holds stand-ins for, by number
-
-    def keep(value):
-        objects[id(value)] = value
-        return id(value)
-
-    def reply(compute):
-        try:
-            return json.dumps({"value": encode(compute(), keep=keep)})
-        except BaseException as error:  # KeyboardInterrupt: the grader's time limit
-            return json.dumps({"raised": type(error).__name__, "message": str(error)[:2000]})
-
-    def arguments(payload):
-        return decode(json.loads(payload), lambda handle, _: objects[handle])
-
-    def call(handle, payload):
-        args, kwargs = arguments(payload)
-        return reply(lambda: objects[handle](*args, **kwargs))
-
-    def attribute(handle, name):
-        return reply(lambda: getattr(objects[handle], name))
-
-    def probe(source, helper, handle, payload):
-        namespace = {}
-        exec(source, namespace)
-        args, kwargs = arguments(payload)
-        del source, payload  # what the student's code may find in this frame: the inputs only
-        return reply(lambda: namespace[helper](objects[handle], *args, **kwargs))
-
-    def names():
-        return json.dumps(sorted(n for n in user if not n.startswith("_")))
-
-    return types.SimpleNamespace(get=lambda name: reply(lambda: user[name]), call=call,
-                                 attribute=attribute, probe=probe, names=names)
+# Data between the two processes (tools/crossing.py): the same functions run on both sides,
+# KERNEL_SIDE sends their source to the kernel.
+crossing = _tool("crossing")
+_key, encode, decode, kernel_server = crossing._key, crossing.encode, crossing.decode, crossing.kernel_server
 
 
 # Defines _sealed_ in the kernel, after the notebook's cells ran, from the functions above (in a
@@ -201,6 +123,9 @@ del _sealed_make
 """
 
 
+GRACE = 5.0  # seconds a kernel has to stop once interrupted
+
+
 class Kernel:
     """The submission's kernel: runs the notebook, then answers the tests' requests."""
 
@@ -208,27 +133,99 @@ class Kernel:
         self.client, self.test_timeout = client, test_timeout
         self.question = ""
         self.timed_out: set[str] = set()  # questions whose calls ran out of time once
+        self._msg_ids: list[str] = []  # the requests sent
+        self._plain_execute, self._expressions, self.stuck = client.kc.execute, False, False
+        client.kc.execute = self._execute
 
     def run(self, source: str, timeout: float):
-        """Run source in the kernel; its result (a JSON string the kernel side returns), parsed."""
-        from nbclient.exceptions import DeadKernelError
-        cell = nbformat.v4.new_code_cell(source)
-        self.client.timeout = timeout
-        try:
-            self.client.execute_cell(cell, 0, store_history=False)
-        except DeadKernelError:
-            raise RuntimeError("the notebook's kernel died (it ran out of memory, or exited)") from None
-        for output in cell.outputs:
-            if output.output_type == "execute_result" and "text/plain" in output.data:
-                try:
-                    return json.loads(ast.literal_eval(output.data["text/plain"]))
-                except (ValueError, SyntaxError):
-                    break
+        """Run source in the kernel; its result (a JSON string the kernel side returns), parsed.
+
+        The result is read from the reply to this request only: the ``execute_reply`` whose
+        parent is this request's message (the shell channel), where the kernel puts the value of
+        ``_sealed_.take()`` (a user expression, evaluated after source has run). What the
+        notebook's code displays or sends on the way (``get_ipython().displayhook(...)``, any
+        output: the IOPub channel) is never read as a result, and a second reply to the same
+        request (sent with the kernel's own session) makes the request fail, whichever came
+        first."""
+        cell = nbformat.v4.new_code_cell(f"_sealed_.put(lambda: {source})" if source != KERNEL_SIDE else source)
+        reply = self._execute_cell(cell, 0, timeout, expressions=True)
+        if self._extra_replies():
+            raise Forged("the notebook sent replies of its own to the grader's request "
+                               "(the kernel's session used to forge a result)")
+        answer = reply.get("content", {}).get("user_expressions", {}).get("answer", {})
+        if answer.get("status") == "ok" and "text/plain" in answer.get("data", {}):
+            try:
+                return json.loads(ast.literal_eval(answer["data"]["text/plain"]))
+            except (ValueError, SyntaxError):
+                pass
         errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
         raise RuntimeError("the notebook's kernel gave no answer" + (f" ({errors[0]})" if errors else ""))
 
+    def cell(self, cell, index: int) -> None:
+        """Run one of the notebook's cells (within the client's cell time limit)."""
+        if self._execute_cell(cell, index, self.client.timeout, store_history=True).get("late"):
+            cell.outputs.append(nbformat.v4.new_output("error", ename="TimeoutError", evalue=(
+                f"time limit: the cell ran longer than {self.client.timeout:g} s and was interrupted"), traceback=[]))
+
+    def _execute_cell(self, cell, index: int, timeout: float, expressions: bool = False,
+                      store_history: bool = False) -> dict:
+        """Execute cell; the kernel's reply to it ("late": True when it came after the time
+        limit's interrupt). Raises Stuck when no reply came within GRACE seconds of the
+        interrupt (the kernel then answers nothing more: self.stuck)."""
+        self.client.timeout, self._expressions = timeout, expressions
+        replies = []
+        self.client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.append(execute_reply)
+        try:
+            self.client.execute_cell(cell, index, store_history=store_history)
+        finally:
+            self.client.on_cell_executed = None
+        sent = self._msg_ids[-1]
+        reply = next((r for r in replies if "header" in r and r["parent_header"].get("msg_id") == sent), None)
+        if reply is None:  # nbclient's own error reply after the time limit's interrupt
+            reply = self._reply(sent, GRACE)
+            if reply is None:
+                self.stuck = True
+                raise Stuck(f"time limit: this ran longer than {timeout:g} s and went on when interrupted "
+                            "(an except: that catches the interrupt?)")
+            reply["late"] = True
+        return reply
+
+    def _execute(self, code, *args, **kwargs):
+        """The kernel client's execute, with the user expression that carries the answer."""
+        expressions = {"answer": "_sealed_.take()"} if self._expressions else {}
+        msg_id = self._plain_execute(code, *args, user_expressions=expressions, **kwargs)
+        self._msg_ids.append(msg_id)
+        return msg_id
+
+    def _reply(self, msg_id: str, timeout: float) -> dict | None:
+        """The kernel's reply to msg_id, read from the shell channel within timeout s, or None."""
+        import time
+        from jupyter_core.utils import run_sync
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = run_sync(self.client.kc.shell_channel.get_msg)(timeout=max(deadline - time.monotonic(), 0.001))
+            except Exception:  # queue.Empty: nothing came
+                return None
+            if message.get("parent_header", {}).get("msg_id") == msg_id:
+                return message
+        return None
+
+    def _extra_replies(self) -> bool:
+        """Whether the shell channel holds another reply to a request sent."""
+        from jupyter_core.utils import run_sync
+        extra = False
+        while True:
+            try:
+                message = run_sync(self.client.kc.shell_channel.get_msg)(timeout=0.001)
+            except Exception:  # queue.Empty
+                return extra
+            extra |= message.get("parent_header", {}).get("msg_id") in self._msg_ids
+
     def request(self, source: str):
         """Run one request of a test within the time limit; the value, or the error it raised."""
+        if self.stuck:
+            raise TimeoutError(f"time limit: an earlier call of {self.question} did not stop when interrupted")
         if self.question in self.timed_out:
             raise TimeoutError(f"time limit: an earlier call of {self.question} ran longer than "
                                f"{self.test_timeout:g} s (an infinite loop?)")
@@ -294,13 +291,21 @@ class Environment(dict):
 
     def __init__(self, kernel: Kernel):
         super().__init__()
-        self.kernel, self.known = kernel, kernel.names()
+        self.kernel, self.error = kernel, None
+        try:
+            self.known = kernel.names()
+        except (TimeoutError, Forged) as error:  # every test then says what happened
+            self.known, self.error = set(), error
 
     def get(self, name, default=None):
+        if self.error is not None:
+            raise self.error
         if name not in self.known:
             return default
         try:
             return self.kernel.request(f"_sealed_.get({name!r})")
+        except (TimeoutError, Forged):  # named as they are, not as a name that is missing
+            raise
         except Exception:  # a name whose value cannot be read: as if it were not there
             return default
 
@@ -339,55 +344,158 @@ def _kernel_manager(command: list[str], sockets: Path):
     return manager
 
 
+class Forged(RuntimeError):
+    """A second reply to one of the grader's requests: the notebook's code sent one of its own."""
+
+
+class Stuck(TimeoutError):
+    """A request or cell that ran past its time limit and went on when interrupted (a bare
+    ``except:`` in a loop catches the interrupt): its kernel answers nothing more."""
+
+
+class Session:
+    """The notebook's kernel in the sandbox, its cells run; started again (without the cells
+    that would not stop, or that a limit killed it in) when a request of the tests would not
+    stop or a limit killed it, so that the questions after it are still graded."""
+
+    def __init__(self, nb, notebook: Path, sockets: Path, command: list[str], cell_timeout: float,
+                 test_timeout: float, skip: set[str], cgroups):
+        self.nb, self.notebook, self.sockets, self.command = nb, notebook, sockets, command
+        self.cell_timeout, self.test_timeout, self.skip, self.cgroups = cell_timeout, test_timeout, skip, cgroups
+        self.never_stopped: set[int] = set()  # cells left out of a new start
+        self.process, self.inits, self.died, self.stack = None, [], False, None
+        self.killed: list[str] = []  # the limits that killed a kernel, and where
+
+    def start(self, errors: list[str]) -> Kernel | None:
+        """A new kernel, the notebook's cells run in it (their errors added to errors); its
+        Kernel, or None if it died."""
+        import contextlib
+        from nbclient import NotebookClient
+        from nbclient.exceptions import DeadKernelError
+        manager = _kernel_manager(self.command, self.sockets)
+        client = NotebookClient(self.nb, km=manager, timeout=self.cell_timeout, allow_errors=True,
+                                interrupt_on_timeout=True, shutdown_kernel="immediate",
+                                error_on_timeout={"ename": "TimeoutError", "evalue": "time limit"},
+                                resources={"metadata": {"path": str(self.notebook.parent)}})
+        if os.geteuid() == 0:  # the kernel (root without capabilities) may add no file once started
+            os.chown(self.sockets, 65534, -1)
+            self.sockets.chmod(0o777)
+        self.stack = contextlib.ExitStack()
+        self.stack.enter_context(client.setup_kernel(cwd=str(self.notebook.parent), cleanup_kc=True,
+                                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.sockets.chmod(0o755)
+        self.process = manager.provisioner.process  # the launcher, then bwrap
+        self.inits = _children(self.process.pid)  # the init of the sandbox's processes
+        kernel = Kernel(client, self.test_timeout)
+        try:
+            for index, cell in enumerate(self.nb.cells):
+                if cell.cell_type != "code" or cell.source.strip() in self.skip or index in self.never_stopped:
+                    continue
+                try:
+                    kernel.cell(cell, index)
+                except Stuck:
+                    self.never_stopped.add(index)
+                    errors.append(f"cell {index + 1}: time limit: it ran longer than {self.cell_timeout:g} s and "
+                                  "went on when interrupted (an except: that catches the interrupt?); "
+                                  "graded without it")
+                    return self.restart(errors)
+                except DeadKernelError:  # killed at a limit: the notebook graded without that cell
+                    self.stop()
+                    self.died, why = False, self.cause()
+                    self.never_stopped.add(index)
+                    self.killed.append(f"{why} in cell {index + 1}")
+                    errors.append(f"cell {index + 1}: {why}; graded without it")
+                    return self.start(errors)
+                errors += [f"cell {index + 1}: {o.ename}: {o.evalue}"[:300] for o in cell.outputs
+                           if o.output_type == "error"]
+            if "processes" in self.cgroups.hits():  # the kernel needs room (threads) to answer the tests
+                self.cgroups.widen(32)
+            kernel.run(KERNEL_SIDE, self.test_timeout)  # defines _sealed_ in the kernel
+            return kernel
+        except DeadKernelError:
+            self.died = True
+            return None
+
+    def cause(self) -> str:
+        """What ended the kernel: the limit that killed it, where one did."""
+        limits, status, hits = self.cgroups.limits, self.process.returncode, self.cgroups.hits()
+        cause = ("cpu" if status in (128 + 24, -24) else "memory" if "memory" in hits else
+                 "processes" if "processes" in hits else None)
+        return f"{limits.name(cause)}: the kernel was killed" if cause else "the kernel died (it exited, or was killed)"
+
+    def restart(self, errors: list[str]) -> Kernel | None:
+        self.stop()
+        return self.start(errors)
+
+    def stop(self) -> None:
+        """End the kernel and wait until every process of its sandbox has ended."""
+        if self.process is not None:
+            self.died = self.died or self.process.poll() is not None  # ended before it was ended
+            if self.process.poll() is None:
+                self.process.kill()
+            self.stack.close()
+            self.process.wait()
+            _wait_ended(self.inits)
+
+
 def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_timeout: float,
-          sandbox: list[str], sockets: Path, skip: set[str]) -> dict:
+          sandbox: list[str], sockets: Path, skip: set[str], limits: dict | None = None) -> dict:
     """Run the notebook in a kernel of its own, in the sandbox (sandbox: the command line that
-    starts it; sockets: the folder of its ipc sockets), and the tests here; the results by
-    question, once the sandbox and every process in it have ended."""
-    from nbclient import NotebookClient
+    starts it; sockets: the folder of its ipc sockets) within limits (tools/limits.py: rlimits
+    and, where they can be made, cgroups), and the tests here; the results by question, with
+    the limits the notebook ran into ("stopped"), once the sandbox and every process in it have
+    ended."""
+    limiting = _tool("limits")
+    bounds = limiting.Limits(**limits) if limits else limiting.Limits()
+    cgroups = limiting.Cgroups(f"posenc-grade-{os.getpid()}-{sockets.parent.name}", bounds)
     files = test_files(tests)
-    nb = nbformat.read(notebook, as_version=4)
-    manager = _kernel_manager(sandbox, sockets)
-    client = NotebookClient(nb, km=manager, timeout=cell_timeout, allow_errors=True,
-                            interrupt_on_timeout=True, shutdown_kernel="immediate",
-                            resources={"metadata": {"path": str(notebook.parent)}})
-    process = None
+    session = Session(nbformat.read(notebook, as_version=4), notebook, sockets,
+                      [*limiting.launcher(bounds, cgroups), *sandbox], cell_timeout, test_timeout, skip, cgroups)
+    questions, errors = {}, []
     try:
-        with client.setup_kernel(cwd=str(notebook.parent), cleanup_kc=True,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
-            process = manager.provisioner.process  # bwrap
-            inits = _children(process.pid)  # the init of the sandbox's processes
-            errors = []  # the errors the notebook's own cells raised, for the feedback
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type == "code" and cell.source.strip() not in skip:
-                    client.execute_cell(cell, index)
-                    errors += [f"cell {index + 1}: {o.ename}: {o.evalue}"[:300]
-                               for o in cell.outputs if o.output_type == "error"]
-            kernel = Kernel(client, test_timeout)
-            kernel.run(KERNEL_SIDE, test_timeout)  # defines _sealed_ in the kernel
-            environment = Environment(kernel)
-            questions = {}
-            for test_file in files:
-                kernel.question = test_file.name
-                test_file.run(environment)
-                questions[test_file.name] = {
-                    "score": test_file.score, "possible": test_file.possible,
-                    "output": test_file.summary(), "public": test_file.summary(public_only=True)}
+        kernel = session.start(errors)
+        for test_file in files:
+            if kernel is None:
+                break
+            kernel.question = test_file.name
+            test_file.run(Environment(kernel))
+            questions[test_file.name] = {
+                "score": test_file.score, "possible": test_file.possible,
+                "output": test_file.summary(), "public": test_file.summary(public_only=True)}
+            if session.process.poll() is not None:  # killed at a limit: the next questions in a new kernel
+                session.stop()
+                session.died = False
+                session.killed.append(f"{session.cause()} in {test_file.name}'s tests")
+                kernel = session.start([])
+            elif kernel.stuck:  # the next questions in a new kernel
+                kernel = session.restart([])
     finally:
-        if process is not None:  # the sandbox is gone before anything is answered
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            _wait_ended(inits)
-    return {"questions": questions, "errors": errors[:20], "executed": nb}  # nb: for tools/manual.py
+        session.stop()
+        hits = cgroups.hits()
+        cgroups.remove()
+    stopped = [f"{bounds.name(limit)} ({error.split(': ', 2)[0]}: {error.split(': ', 2)[1]})" for error in errors
+               if (limit := limiting.limit_of(error))]
+    stopped += session.killed
+    if session.died:
+        why = session.cause() if session.process is not None else "the kernel died"
+        if not questions:
+            raise RuntimeError(f"stopped: {why}")
+        stopped.append(why)
+    stopped += [bounds.name(limit) + {"memory": " (a process was killed)"}.get(limit, " (a process could not start)")
+                for limit in hits if not any(s.startswith(bounds.name(limit)) for s in stopped)]
+    return {"questions": questions, "errors": errors[:20], "stopped": list(dict.fromkeys(stopped)),
+            "executed": session.nb}  # the notebook as it ran: tools/manual.py's pages
 
 
 def _children(pid: int) -> list[int]:
     """The processes pid started (from /proc; [] where it cannot tell)."""
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except (OSError, ValueError):
-        return []
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            pass
+    return found
 
 
 def _wait_ended(inits: list[int], timeout: float = 30.0) -> None:
@@ -423,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
                             test_timeout=float(request.get("test_timeout", 30.0)),
                             cell_timeout=float(request.get("cell_timeout", 30.0)),
                             sandbox=[str(a) for a in request["sandbox"]],
-                            sockets=Path(request["sockets"]), skip=set(request.get("skip", ())))
+                            sockets=Path(request["sockets"]), skip=set(request.get("skip", ())),
+                            limits=request.get("limits"))
         except Exception as error:  # reported in the CSV, not as a traceback
             results = {"error": f"{type(error).__name__}: {error}"}
         out.write("\n" + json.dumps({"token": token, **results}) + "\n")

@@ -51,6 +51,16 @@ def generator(secret, name):
     return np.random.default_rng(int.from_bytes(digest, "big"))
 
 
+def odds(name):
+    """{question: the chance that two secrets' variants of assignment name draw alike every value
+    that decides that question's points} (1 / the product of the pools' sizes), from the
+    assignment's variant.py DRAWS ({question: pools}; {} where it has none). A friend's answer to
+    another secret's variant keeps those points that often."""
+    module = variant_module(name)
+    return {question: 1 / float(np.prod([len(pool) for pool in pools]))
+            for question, pools in getattr(module, "DRAWS", {}).items()}
+
+
 def rewrite(notebook, exact=(), words=(), name="the master"):
     """A copy of notebook with its text edited for a variant: each (old, new) of exact replaced
     in every cell that holds old (an old found nowhere raises ValueError: the master changed

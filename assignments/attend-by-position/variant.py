@@ -34,6 +34,11 @@ STATISTICS = {
                   "np.abs(np.array(dots) - np.mean(dots)).max()", "[2 / 3, 0.5, 0.0]", "[0.667, 0.5, 0]"),
 }
 
+# The draws that decide each question's points where a variant differs from another
+# (tools/variant.py's odds(); the setting's filter in _setting is ignored there).
+DRAWS = {"q1": (D_MODELS, BASES), "q2": (D_MODELS, BASES, SEQ_LENS), "q3": (D_MODELS, BASES, SEQ_LENS, STATISTICS),
+         "q4": (D_MODELS, BASES, SEQ_LENS, WEIGHTS, MAX_SHIFTS, HIDDEN), "q7": (D_MODELS, BASES)}
+
 
 def _target_weights(d_model, base, seq_len, c):
     """The weight the head W_Q = c I, W_K = M_1^T puts on each target t = p - 1, t = 0 .. seq_len - 2."""

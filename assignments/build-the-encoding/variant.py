@@ -13,6 +13,9 @@ import math
 from variant import rewrite  # tools/variant.py
 
 BASES = (500, 2000, 5000, 20000, 50000)
+# The draws that decide each question's points where a variant differs from another
+# (tools/variant.py's odds()): the base, everywhere.
+DRAWS = {q: (BASES,) for q in ("q1", "q2", "q3", "q4")}
 
 
 def make_variant(master, rng):

@@ -38,7 +38,7 @@ def observe(cls, base, more=False):
         except Exception:
             seen[case] = "raises"
     if cls is None:
-        seen["dropout=0.5"], seen["a buffer"] = (True, "half", "1 / (1 - p)"), True
+        seen["dropout=0.5"], seen["a buffer"] = (True, "half", "1 / (1 - p)", True), True
         return seen
     try:
         x = torch.ones(8, 50, 16, dtype=torch.float64)
@@ -49,11 +49,12 @@ def observe(cls, base, more=False):
             same, expected = bool(torch.equal(module(x), module(x))), plain(x)
             module.train()
             out = module(x)
+            fresh = not torch.equal(out, module(x))  # two training-mode calls draw different masks
         zeros, kept = float((out == 0).double().mean()), out != 0
         share = "none" if zeros < 0.02 else "half" if 0.35 < zeros < 0.65 else "other"
         scale = ("1 / (1 - p)" if torch.allclose(out[kept], 2 * expected[kept], rtol=0, atol=1e-6) else
                  "1" if torch.allclose(out[kept], expected[kept], rtol=0, atol=1e-6) else "other")
-        seen["dropout=0.5"] = (same, share, scale)
+        seen["dropout=0.5"] = (same, share, scale, fresh)
     except Exception:
         seen["dropout=0.5"] = "raises"
     try:

@@ -334,6 +334,7 @@ Run the next cell first."""
 def fix_question(number: int, slot: str, bug: str, bugs: dict, base: float, symptom_cases: list,
                  own_code: str, names: dict) -> list:
     name, fix = f"q{number}", f"Fix{number}"
+    method_name = re.search(r"def (\w+)\(", fix_source(slot, names))[1]  # the method that holds the bug
     reference = module_source({s: b for s, b in bugs.items() if s != slot}, base, names)
     observe_src, agree_src = helper(observe), helper(agree)
     run = (f'    run = getattr({fix}, "run_in_kernel", None) or (lambda check, *args: check({fix}, *args))\n')
@@ -372,7 +373,12 @@ def test_{name}_symptom_gone({fix}):
 {helper(values)}
     # The module as handed out with question {number}'s bug fixed, built here (never in the notebook's kernel).
     reference = {reference!r}
-{run}    base, symptom = {base!r}, {symptom_cases!r}
+{helper(overrides)}
+{run}    parent, methods = run(overrides)
+    assert methods == [{method_name!r}], (
+        f"{fix} overrides {{', '.join(methods) or 'nothing'}}: the fix of question {number} belongs in the one "
+        "method that holds its bug, and in no other")
+    base, symptom = {base!r}, {symptom_cases!r}
     expected, seen = observe(built(reference), base), run(observe, base)
     kept = [case for case in symptom if not agree(values(seen[case]), values(expected[case]))]
     assert not kept, f"{fix} does not remove question {number}'s symptom in: {{', '.join(kept)}}"
@@ -388,7 +394,12 @@ def test_{name}_only_that_bug({fix}):
 {helper(built)}
     # The module as handed out with question {number}'s bug fixed, built here (never in the notebook's kernel).
     reference = {reference!r}
-{run}    base = {base!r}
+{helper(overrides)}
+{run}    parent, methods = run(overrides)
+    assert methods == [{method_name!r}], (
+        f"{fix} overrides {{', '.join(methods) or 'nothing'}}: the fix of question {number} belongs in the one "
+        "method that holds its bug, and in no other")
+    base = {base!r}
     expected, seen = observe(built(reference), base, True), run(observe, base, True)
     wrong = [case for case in expected if not agree(seen.get(case), expected[case])]
     assert not wrong, (

@@ -14,11 +14,18 @@ the same.
 from variant import rewrite  # tools/variant.py
 
 TEST_LENS = (24, 40, 48)
-SEEDS = (1, 2, 3)
+# run_experiment's default seed: no trained number of the tests uses it (compare_encodings and
+# sweep_bases pass their own seed), so its pool can be wide: two secrets draw question 1's
+# defaults (test length and seed) alike once in 90, not once in 9 as with three seeds (issue 55).
+SEEDS = tuple(range(1, 31))
 SMALLEST_BASES = (20.0, 30.0, 50.0)
 GAP_LENS = (12, 20, 24)
 BATCHES = (3, 5, 6)
 SHUFFLE_SEEDS = (2, 3, 7)
+
+# The draws that decide each question's points where a variant differs from another (a friend's
+# answer to another secret's variant scores them when they are alike): tools/variant.py's odds().
+DRAWS = {"q1": (TEST_LENS, SEEDS), "q3": (SMALLEST_BASES,), "q4": (GAP_LENS, BATCHES, SHUFFLE_SEEDS)}
 
 
 def make_variant(master, rng):
@@ -45,6 +52,8 @@ def make_variant(master, rng):
         ("ex.make_batch(TASK, 4, seq_len,", f"ex.make_batch(TASK, {batch}, seq_len,"),
         ('ex.make_batch("shift", 4, seq_len,', f'ex.make_batch("shift", {batch}, seq_len,'),
         ("(a batch of 4 sequences, shape `(4, seq_len)`)", f"(a batch of {batch} sequences, shape `({batch}, seq_len)`)"),
+        ("if size != 4]", f"if size != {batch}]"),
+        ("the question asks for a batch of 4", f"the question asks for a batch of {batch}"),
         ("manual_seed(seed + 1))", f"manual_seed(seed + {shuffle}))"),
     ]
     return rewrite(master, exact, (), "experiment-positions")
