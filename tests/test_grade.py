@@ -335,16 +335,23 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy",
                          "jon", "kim", *ATTACKS}
     jon = rows["jon"]
-    assert jon["review"] == "open; otter; patches exception_test.test_case.call_func", jon
+    # the code's flags; the written answers, the master's model answers in this class, come after
+    code_flags, *written = jon["review"].split("; written q")
+    assert code_flags == "open; otter; patches exception_test.test_case.call_func", jon
+    assert written and written[0].startswith("5: the published model answer"), jon
     assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("2", "2", "0", "1", "5"), jon
     kim = rows["kim"]
-    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", "posenc; copy of lee (100%)"), kim
+    assert (kim["q1"], kim["total"], kim["review"].split("; written q")[0]) == (
+        "0", "6", "posenc; copy of lee (100%)"), kim
     assert "posenc is not available while grading" in (output / "details" / "kim.txt").read_text()
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "8", rows[student]
         assert rows[student]["reason"] == "", rows[student]
-        # The solutions handed in: flagged as copies of the published ones (the closest first).
-        assert rows[student]["review"].startswith("copy of the published solutions (100%), "), rows[student]
+        # The solutions handed in: flagged as copies of the published ones (the closest first;
+        # who matches whom in the class is in copies.txt's groups).
+        assert rows[student]["review"].startswith("copy of the published solutions (100%); "), rows[student]
+    copies = (output / "copies.txt").read_text()
+    assert "alice" in copies and "carol-renamed-copy" in copies, copies
     bob = rows[f"bob/{NAME}"]
     assert (bob["q1"], bob["q2"], bob["q3"], bob["q4"], bob["total"]) == ("2", "2", "0", "1", "5")
     assert rows["dave"]["total"] == "0" and rows["dave"]["reason"] == "empty file"
