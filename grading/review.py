@@ -261,7 +261,8 @@ def _copies(submissions: dict[str, Path], solutions: dict[str, Path], given: fro
     Students who match each other and not a common solution form groups: each student's flag
     names the others of the group. Written answers (the markdown of each manual question):
     sequences of PROSE_WORDS words (numbers as 0) against the published model answers and each
-    other, PROSE_THRESHOLD of one found in the other. And a notebook made for another variant
+    other (but two copies of the model answer, which it explains), PROSE_THRESHOLD of one found
+    in the other. And a notebook made for another variant
     (other_numbers)."""
     import numpy as np
     from copydetect import compare_files
@@ -330,14 +331,19 @@ def _copies(submissions: dict[str, Path], solutions: dict[str, Path], given: fro
     answers_of = {s: {q: _shingles(t) for q, t in written(p).items()} for s, p in submissions.items()}
     for question in sorted({q for found in answers_of.values() for q in found}):
         have = [s for s in submissions if question in answers_of[s]]
-        prose_pairs = {}
-        for i, a in enumerate(have):
+        prose_pairs, of_model = {}, set()
+        for a in have:
             mine = answers_of[a][question]
             if question in models and _prose_share(mine, models[question]) >= PROSE_THRESHOLD:
+                of_model.add(a)
                 value = _prose_share(mine, models[question])
                 flags[a] = "; ".join(f for f in (flags.get(a), f"written {question}: the published model answer ({value:.0%})") if f)
                 lines.append(f"Written {question}, the published model answer: {a} ({value:.0%} of the answer)")
+        for i, a in enumerate(have):
+            mine = answers_of[a][question]
             for b in have[i + 1:]:
+                if a in of_model and b in of_model:
+                    continue  # both copy the model answer: that explains their match
                 value = max(_prose_share(mine, answers_of[b][question]), _prose_share(answers_of[b][question], mine))
                 if value >= PROSE_THRESHOLD:
                     prose_pairs[(a, b)] = value
