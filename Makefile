@@ -113,11 +113,11 @@ HTML_BUILT   := _build/.html-built
 PDF_PRINTED  := _build/pdf/.printed
 
 # The rubrics of the written questions, which book/assignments/instructors.md includes, are made
-# from the masters (tools/rubrics.py), not committed.
+# from the masters (grading/rubrics.py), not committed.
 RUBRICS := _build/rubrics.md
 
-$(RUBRICS): $(MASTERS) tools/rubrics.py | $(STAMP)
-	$(BIN)/python tools/rubrics.py
+$(RUBRICS): $(MASTERS) grading/rubrics.py | $(STAMP)
+	$(BIN)/python grading/rubrics.py
 	touch $@  # rubrics.py leaves an unchanged file as it is: without this, always out of date
 
 # The lecture plan's table, which book/teaching.md includes: slot minutes computed from the
@@ -293,9 +293,9 @@ colab-cells: $(STAMP)
 clean:
 	rm -rf _build .pytest_cache .hypothesis
 
-# Grade a class (tools/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time, sealed
-# (tools/sealed.py: the notebook in a kernel of its own, the tests in another process on the
-# values it returns) and sandboxed (tools/sandbox.py: the kernel under bubblewrap, seeing only its
+# Grade a class (grading/grade.py): every .ipynb under SUBMISSIONS, JOBS at a time, sealed
+# (grading/sealed.py: the notebook in a kernel of its own, the tests in another process on the
+# values it returns) and sandboxed (grading/sandbox.py: the kernel under bubblewrap, seeing only its
 # folder, the course's Python and its assignment's part of posenc, without network, its processes
 # ended with it; Docker's `otter grade` where bubblewrap is missing; it prints which), each in a
 # private temporary folder removed after grading. Time limits:
@@ -308,11 +308,11 @@ clean:
 # Usage: make grade ASSIGNMENT=build-the-encoding SUBMISSIONS=path/to/submissions/
 # VARIANT=<secret> grades with the private variant `make variant SEED=<secret>` wrote (made
 # first when it is missing), and writes to _build/variants/<secret>/grades/<assignment>.
-# It also writes the written questions' pages and score sheets (tools/manual.py) in
+# It also writes the written questions' pages and score sheets (grading/manual.py) in
 # $(GRADES)/manual/ and the codes' key in $(GRADES)/manual-key.csv; MANUAL="<sheet> ..." then
 # merges the filled sheets into $(GRADES)/grades.csv instead of grading.
 MANUAL       ?=
-# LIMITS: what one submission may take (tools/limits.py), default memory=2G (each process's
+# LIMITS: what one submission may take (grading/limits.py), default memory=2G (each process's
 # address space, and the total in a memory cgroup where one can be made: the course's notebooks
 # peak below 1 GB, two at a time fit the 24 GB machine), processes=64 (threads included, a pids
 # cgroup, else RLIMIT_NPROC: a kernel runs about 15), cpu=600 (seconds of CPU per process, as
@@ -334,17 +334,17 @@ CELL_TIMEOUT ?= 120
 grade: $(if $(MANUAL),grade-manual,grade-sealed)
 .PHONY: grade-manual grade-sealed
 grade-manual: $(STAMP)
-	$(BIN)/python tools/manual.py "$(GRADES)" $(MANUAL)
+	$(BIN)/python grading/manual.py "$(GRADES)" $(MANUAL)
 grade-sealed: $(STAMP)
 	@test -f "assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb" && test -d "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade ASSIGNMENT=<name of a folder of assignments/> SUBMISSIONS=<folder of .ipynb>" >&2; exit 2; }
-	@$(if $(VARIANT),test -f $(GRADED_FROM)/.assigned || $(BIN)/python tools/variant.py --seed "$(VARIANT)" --only $(ASSIGNMENT),$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned)
-	$(BIN)/python tools/grade.py $$(ls -t $(GRADED_FROM)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
+	@$(if $(VARIANT),test -f $(GRADED_FROM)/.assigned || $(BIN)/python grading/variant.py --seed "$(VARIANT)" --only $(ASSIGNMENT),$(MAKE) --no-print-directory _build/assignments/$(ASSIGNMENT)/.assigned)
+	$(BIN)/python grading/grade.py $$(ls -t $(GRADED_FROM)/autograder/$(ASSIGNMENT)-autograder_*.zip | head -n 1) \
 	  "$(SUBMISSIONS)" --output "$(GRADES)" --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  --test-timeout $(TEST_TIMEOUT) --cell-timeout $(CELL_TIMEOUT) --limits "$(LIMITS)" \
 	  --given $(GRADED_FROM)/student/$(ASSIGNMENT).ipynb
 
-# Private variants of the assignments (tools/variant.py): for every assignments/<a>/ with a
+# Private variants of the assignments (grading/variant.py): for every assignments/<a>/ with a
 # variant.py, a variant master drawn from SEED (keep it secret: it names the folder) and its
 # student notebook and autograder, in _build/variants/<SEED>/<a>/{master,student,autograder}/,
 # as `make assignments` writes the public ones (otter assign runs the variant's tests on its
@@ -354,4 +354,4 @@ SEED ?=
 .PHONY: variant
 variant: $(STAMP)
 	@test -n "$(SEED)" || { echo "usage: make variant SEED=<secret> (letters, digits, - and _)" >&2; exit 2; }
-	$(BIN)/python tools/variant.py --seed "$(SEED)"
+	$(BIN)/python grading/variant.py --seed "$(SEED)"

@@ -161,7 +161,7 @@ WRONG_ANSWERS = {
              "from numpy import vectorize as elementwise\n\n\ndef positional_encoding(seq_len"),
             ("def positional_encoding(", "np.sin(angles), np.cos(angles))",
              "elementwise(math.sin)(angles), elementwise(math.cos)(angles))")]),
-        # The course's package in q1: it is absent while the notebook is graded (tools/sealed.py).
+        # The course's package in q1: it is absent while the notebook is graded (grading/sealed.py).
         ("position from posenc's table", "q1", [
             ("def position_of", "    row = np.asarray(row, dtype=np.float64)\n",
              "    import posenc\n    row = np.asarray(row, dtype=np.float64)\n"

@@ -17,7 +17,7 @@ What an instructor relies on, checked on every master:
 
 Otter runs in subprocesses only: importing it emits a DeprecationWarning (through ipylab)
 that this project's ``filterwarnings = error`` would turn into a failure. Grading uses
-``tools/grade.py`` as ``make grade`` does (sealed: ``tools/sealed.py``, no Docker). ``make assignments`` generates what is out of date
+``grading/grade.py`` as ``make grade`` does (sealed: ``grading/sealed.py``, no Docker). ``make assignments`` generates what is out of date
 (as for the book), its output is copied under _build/test-assignments (otter assign cannot find
 its own zip when the output folder is outside the repository) and graded there once per session,
 and the slow steps (kernels) run two at a time.
@@ -52,7 +52,7 @@ MASTERS = sorted(p for p in ROOT.glob("assignments/*/*.ipynb") if p.stem == p.pa
 NAMES = [p.stem for p in MASTERS]
 WORKERS = 2  # the CI machine has two cores
 TIMEOUT = 1200  # seconds for one subprocess: an otter run, or grading one assignment's submissions
-GRADE_BATCH = 40  # submissions graded by one subprocess (one grader, tools/grade.py): an assignment
+GRADE_BATCH = 40  # submissions graded by one subprocess (one grader, grading/grade.py): an assignment
 # The assignments whose submissions take longest to grade: experiment-positions trains its
 # models in every one (about 10 s of CPU each), debug-the-module imports PyTorch (about 5 s);
 # the others take about 3 s.
@@ -62,15 +62,15 @@ SLOWEST_GRADED = ["experiment-positions", "debug-the-module"]
 GRADE_SCRIPT = """
 import importlib.util, json, sys, tempfile
 from pathlib import Path
-tools, zip_path, *submissions = sys.argv[1:]
-spec = importlib.util.spec_from_file_location("grade", Path(tools) / "grade.py")
+folder, zip_path, *submissions = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("grade", Path(folder) / "grade.py")
 grade = sys.modules["grade"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(grade)
 name = grade.assignment_name(Path(zip_path))
 tests = grade.read_tests(Path(zip_path))
 given = grade.given_cells(Path("student") / f"{name}.ipynb")
 scores = {}
-# Graded as make grade does (tools/sealed.py): one grader for the batch, a kernel per submission.
+# Graded as make grade does (grading/sealed.py): one grader for the batch, a kernel per submission.
 with tempfile.TemporaryDirectory() as work, grade.Grader(Path(work), threads=1) as grader:
     for path in submissions:
         result = grade.grade_one(path, Path(path), name, tests, Path(work), 600, given=given,
@@ -89,7 +89,7 @@ print(json.dumps(scores))
 """
 
 
-GRADER = [(ROOT / "tools" / name).read_bytes() for name in ("grade.py", "sealed.py", "crossing.py", "limits.py", "feedback.py")]
+GRADER = [(ROOT / "grading" / name).read_bytes() for name in ("grade.py", "sealed.py", "crossing.py", "limits.py", "feedback.py")]
 
 
 def _fingerprint(*parts):
@@ -218,7 +218,7 @@ def assignments(make):
                                                 _wrong_answer(a.solution, edits + answers[mate]))
 
     def grade(a, paths):
-        result = _run([sys.executable, "-c", GRADE_SCRIPT, ROOT / "tools", a.autograder_zip, *paths],
+        result = _run([sys.executable, "-c", GRADE_SCRIPT, ROOT / "grading", a.autograder_zip, *paths],
                       cwd=a.folder)
         assert result.returncode == 0, result.stderr[-3000:]
         return json.loads(result.stdout.strip().splitlines()[-1])
@@ -412,7 +412,7 @@ MESSAGES = {
         "methods swapped: loops with no loop, vectorized with a loop over positions": ("q2", "has 0 level(s) of Python loops: question 2 asks for two nested loops"),
         "one loop only in q2, q3 calls the loop function of q2": ("q2", "has 1 level(s) of Python loops"),
         "vectorized: concatenated [sin | cos] layout": ("q3", "concatenated layout"),
-        # Absent while grading: the cells that import it fail (tools/sealed.py).
+        # Absent while grading: the cells that import it fail (grading/sealed.py).
         "posenc through a default argument, a dict and functools.partial": ("q2", "posenc is not available while grading"),
         "position from posenc's table": ("q1", "posenc is not available while grading"),
         "posenc through eval, importlib and sys.modules": ("q2", "runs code or imports modules chosen at run time (eval)"),
@@ -442,7 +442,7 @@ MESSAGES = {
     },
     "attend-by-position": {
         "rotation the wrong way (transposed blocks)": ("q1", "check the sign of the sine terms"),
-        # Absent while grading (tools/sandbox.py): the import fails, by any route.
+        # Absent while grading (grading/sandbox.py): the import fails, by any route.
         "rotation from posenc.shift_matrix, spread as a list": ("q1", "posenc is not available while grading"),
         "q1 from posenc kept in an instance attribute": ("q1", "'NoneType' object has no attribute 'shift_matrix'"),
         "smallest factor: the weight averaged over the queries": ("q4", "c is too small"),

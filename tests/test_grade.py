@@ -1,4 +1,4 @@
-"""tools/grade.py: grading a class's notebooks sealed, each in the sandbox, several at a time.
+"""grading/grade.py: grading a class's notebooks sealed, each in the sandbox, several at a time.
 
 The unit tests below run in-process; the class tests take build-the-encoding's autograder from
 `make assignments` (which runs otter in a subprocess: importing otter here would emit a
@@ -26,11 +26,11 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("grade", ROOT / "tools" / "grade.py")
+_spec = importlib.util.spec_from_file_location("grade", ROOT / "grading" / "grade.py")
 grade = importlib.util.module_from_spec(_spec)
 sys.modules["grade"] = grade  # dataclasses look their module up there
 _spec.loader.exec_module(grade)
-review = sys.modules["review"]  # tools/review.py, which grade.py loads
+review = sys.modules["review"]  # grading/review.py, which grade.py loads
 
 NAME = "build-the-encoding"
 WORK = ROOT / "_build" / "test-grade"  # under the repository: otter assign needs that
@@ -157,7 +157,7 @@ def _with_q3(solution, new_source):
 
 
 def _grade(zip_path, submissions, output, *options):
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), str(zip_path),
+    run = subprocess.run([sys.executable, str(ROOT / "grading" / "grade.py"), str(zip_path),
                           str(submissions), "--output", str(output), *options],
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
@@ -313,7 +313,7 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
         nbformat.write(notebook, submissions / f"{student}.ipynb")
     # A notebook that looks for the test files to read, and patches Otter's test runner so that
     # every test passes, with no answer to q3: the tests run in the grader's process
-    # (tools/sealed.py), from sources read before the notebook ran, so q3 still gets 0 (the CSV
+    # (grading/sealed.py), from sources read before the notebook ran, so q3 still gets 0 (the CSV
     # flags the notebook for review).
     nbformat.write(_with_cell(_with_q3(solution, "positional_encoding = None\n"),
                               "from pathlib import Path\ntexts = [open(p).read() for p in Path('.').glob('**/q*.py')]\n"
@@ -335,23 +335,19 @@ def test_grades_a_class_and_survives_broken_notebooks(autograder):
     assert set(rows) == {"alice", f"bob/{NAME}", "carol-renamed-copy", "dave", "erin", "gus", "hal", "ivy",
                          "jon", "kim", *ATTACKS}
     jon = rows["jon"]
-    # the code's flags; the written answers, the master's model answers in this class, come after
-    code_flags, *written = jon["review"].split("; written q")
-    assert code_flags == "open; otter; patches exception_test.test_case.call_func", jon
-    assert written and written[0].startswith("5: the published model answer"), jon
+    # Every notebook below answers q5 with the published model answer (flagged; not as alike
+    # each other: the model answer explains that).
+    model = "written q5: the published model answer (100%)"
+    assert jon["review"] == f"open; otter; patches exception_test.test_case.call_func; {model}", jon
     assert (jon["q1"], jon["q2"], jon["q3"], jon["q4"], jon["total"]) == ("2", "2", "0", "1", "5"), jon
     kim = rows["kim"]
-    assert (kim["q1"], kim["total"], kim["review"].split("; written q")[0]) == (
-        "0", "6", "posenc; copy of lee (100%)"), kim
+    assert (kim["q1"], kim["total"], kim["review"]) == ("0", "6", f"posenc; copy of lee (100%); {model}"), kim
     assert "posenc is not available while grading" in (output / "details" / "kim.txt").read_text()
     for student in ("alice", "carol-renamed-copy"):
         assert rows[student]["total"] == rows[student]["possible"] == "8", rows[student]
         assert rows[student]["reason"] == "", rows[student]
-        # The solutions handed in: flagged as copies of the published ones (the closest first;
-        # who matches whom in the class is in copies.txt's groups).
-        assert rows[student]["review"].startswith("copy of the published solutions (100%); "), rows[student]
-    copies = (output / "copies.txt").read_text()
-    assert "alice" in copies and "carol-renamed-copy" in copies, copies
+        # The solutions handed in: flagged as copies of the published ones, not of each other.
+        assert rows[student]["review"] == f"copy of the published solutions (100%); {model}", rows[student]
     bob = rows[f"bob/{NAME}"]
     assert (bob["q1"], bob["q2"], bob["q3"], bob["q4"], bob["total"]) == ("2", "2", "0", "1", "5")
     assert rows["dave"]["total"] == "0" and rows["dave"]["reason"] == "empty file"

@@ -1,4 +1,4 @@
-"""tools/manual.py: the written questions' pages and score sheets, and the merge of filled sheets.
+"""grading/manual.py: the written questions' pages and score sheets, and the merge of filled sheets.
 
 No grading here (tests/test_grade.py grades classes): the answers a graded run keeps are written
 by hand (keep() on a notebook as Otter hands it out), the pages and sheets come from
@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("manual", ROOT / "tools" / "manual.py")
+_spec = importlib.util.spec_from_file_location("manual", ROOT / "grading" / "manual.py")
 manual = importlib.util.module_from_spec(_spec)
 sys.modules["manual"] = manual
 _spec.loader.exec_module(manual)

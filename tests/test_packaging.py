@@ -80,7 +80,7 @@ def test_sdist_holds_the_package_and_its_metadata_only(dist):
     with tarfile.open(dist["sdist"]) as sdist:
         files = sorted(m.name.removeprefix(top + "/") for m in sdist.getmembers() if m.isfile())
     course = [f for f in files if f.split("/")[0] in ("book", "tests", "assignments", "tools",
-                                                     "binder", ".github", ".ci")
+                                                     "grading", "binder", ".github", ".ci")
               or f.endswith((".ipynb", ".md")) and f != "README.md"]
     assert course == []
     sources = [f for f in files if f.startswith("code/posenc/")]

@@ -1,4 +1,4 @@
-"""tools/review.py: the review column's constructs, and copies grouped as a TA can act on them.
+"""grading/review.py: the review column's constructs, and copies grouped as a TA can act on them.
 
 In-process and on small hand-made notebooks (no grading): about 2 s, most of it copydetect's
 import in the subprocess that copies() starts.
@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("review", ROOT / "tools" / "review.py")
+_spec = importlib.util.spec_from_file_location("review", ROOT / "grading" / "review.py")
 review = sys.modules.get("review") or importlib.util.module_from_spec(_spec)
 if "review" not in sys.modules:
     sys.modules["review"] = review

@@ -62,7 +62,7 @@ def test_the_rubric_adds_up_to_the_question_s_points(assignment, question, point
         assert "one per sub-question" in rubric and len(rows) == points, (assignment, question, len(rows))
 
 
-_spec = importlib.util.spec_from_file_location("rubrics", ROOT / "tools" / "rubrics.py")
+_spec = importlib.util.spec_from_file_location("rubrics", ROOT / "grading" / "rubrics.py")
 rubrics = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rubrics)
 

@@ -1,9 +1,9 @@
-"""tools/sandbox.py, the hidden tests' frames and tools/review.py's copies.
+"""grading/sandbox.py, the hidden tests' frames and grading/review.py's copies.
 
 The sandbox each notebook's kernel runs in while it is graded (bubblewrap): what each
 assignment's environment holds of posenc, what a program in the sandbox can see and whether a
 process it starts outlives it (a plain Python in the sandbox, no kernel); the error that names
-what to install where no sandbox runs. Then, graded through tools/grade.py with a test file of
+what to install where no sandbox runs. Then, graded through grading/grade.py with a test file of
 its own (one grader, two notebooks): a notebook whose function walks its caller's frames finds
 the expected values only where a test puts them into the kernel, never when the kernel gets
 inputs only. Last, copydetect's flags. tests/test_grade.py grades the attacks of issue 46 on
@@ -23,8 +23,8 @@ import pytest
 import tool_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
-grade = tool_scripts.load("grade")
-sandbox = sys.modules["sandbox"]  # tools/sandbox.py and tools/limits.py, which grade.py loads
+grade = tool_scripts.load("grade", tool_scripts.GRADING)
+sandbox = sys.modules["sandbox"]  # grading/sandbox.py and grading/limits.py, which grade.py loads
 review = sys.modules["review"]
 
 needs_bwrap = pytest.mark.skipif(not sandbox.bwrap_works(), reason="bubblewrap cannot run here")
@@ -83,7 +83,7 @@ def test_a_program_in_the_sandbox_sees_its_own_world(tmp_path, name):
     assert (seen["repository"], seen["home"], seen["grader"], seen["written"]) == (False, [], False, False), seen
     assert len(seen["processes"]) <= 3, seen  # bwrap's init, this Python, the process it started
     # bwrap may exit a moment before the kernel has ended every process of its namespace (the
-    # grader waits for that before it answers: tools/sealed.py); the process would sleep 60 s.
+    # grader waits for that before it answers: grading/sealed.py); the process would sleep 60 s.
     deadline = time.monotonic() + 10
     while _left_behind() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -123,7 +123,7 @@ while True:
 
 @needs_bwrap
 def test_limits_hold_in_the_sandbox(tmp_path):
-    """Behind the launcher of tools/limits.py (as tools/sealed.py starts a kernel): an allocation
+    """Behind the launcher of grading/limits.py (as grading/sealed.py starts a kernel): an allocation
     past the memory limit fails, processes stop starting at the process limit, every writable
     folder fills up at the disk limit, and a loop is killed at the CPU limit (SIGXCPU)."""
     limits = sys.modules["limits"]

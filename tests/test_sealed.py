@@ -1,8 +1,8 @@
-"""tools/sealed.py's data format: what crosses between a graded notebook's kernel and the
+"""grading/sealed.py's data format: what crosses between a graded notebook's kernel and the
 grader comes back as the value it was (type, dtype and shape included), and anything else is
 refused or kept as a handle, and a stand-in of an object of the kernel crosses back as its handle
 alone (what a test that sends inputs only passes to the student's function). The grading itself
-is tested through tools/grade.py (tests/test_grade.py, tests/test_sandbox.py,
+is tested through grading/grade.py (tests/test_grade.py, tests/test_sandbox.py,
 tests/test_assignments.py)."""
 
 import math
@@ -14,7 +14,7 @@ import pytest
 import tool_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
-sealed = tool_scripts.load("sealed")
+sealed = tool_scripts.load("sealed", tool_scripts.GRADING)
 
 
 def _round_trip(value):

@@ -1,12 +1,12 @@
-"""Private variants (tools/variant.py, `make variant SEED=<secret>`): what a copy of the public
+"""Private variants (grading/variant.py, `make variant SEED=<secret>`): what a copy of the public
 masters earns there.
 
 For every graded homework with a variant.py (GRADED), against one of two secrets (SEEDS) in turn:
 
 - the variant's master is a valid Otter master: `otter assign` makes its student notebook and
-  autograder (tools/variant.py fails when the variant's solutions fail one of its tests);
+  autograder (grading/variant.py fails when the variant's solutions fail one of its tests);
 - the PUBLIC master's solutions, graded against the variant as `make grade VARIANT=` grades
-  (sealed, tools/grade.py), score at most 40% of the autograded points;
+  (sealed, grading/grade.py), score at most 40% of the autograded points;
 - the same secret gives the same variant master byte for byte, another secret another one.
 
 Cheap: the grading script and the cache of grades are those of tests/test_assignments.py (a
@@ -27,8 +27,8 @@ from assignment_answers import VARIANT_ANSWERS
 from reuse import keep, kept
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import variant  # noqa: E402  (tools/variant.py)
+sys.path.insert(0, str(ROOT / "grading"))
+import variant  # noqa: E402  (grading/variant.py)
 
 SEEDS = ("class-a-2027", "class-b-2027")
 # The graded homeworks (book/teaching.md: attend-by-position or debug-the-module), where a
@@ -60,14 +60,14 @@ def _grade(seed, name, public_solution):
     folder = OUTPUT / seed / name
     made = _drawn(seed, name)
     key = graded._fingerprint(nbformat.writes(made[0]), public_solution.read_bytes(), *graded.GRADER,
-                              (ROOT / "tools" / "variant.py").read_bytes())
+                              (ROOT / "grading" / "variant.py").read_bytes())
     saved = kept("variant-grades", key)
     if saved is not None:
         return saved
     variant.write(seed, name, output=OUTPUT, made=made)
     submission = graded._submission(folder, "public", nbformat.read(public_solution, 4))
     (zip_path,) = (folder / "autograder").glob(f"{name}-autograder_*.zip")
-    result = graded._run([sys.executable, "-c", graded.GRADE_SCRIPT, ROOT / "tools", zip_path, submission],
+    result = graded._run([sys.executable, "-c", graded.GRADE_SCRIPT, ROOT / "grading", zip_path, submission],
                          cwd=folder)
     assert result.returncode == 0, result.stderr[-3000:]
     scores = graded.json.loads(result.stdout.strip().splitlines()[-1])
@@ -102,7 +102,7 @@ def _grade_answers(seed, name):
     folder, answers = OUTPUT / seed / name, VARIANT_ANSWERS[name]
     made = _drawn(seed, name)
     key = graded._fingerprint(nbformat.writes(made[0]), repr(answers).encode(), *graded.GRADER,
-                              (ROOT / "tools" / "variant.py").read_bytes())
+                              (ROOT / "grading" / "variant.py").read_bytes())
     saved = kept("variant-answers", key)
     if saved is not None:
         return saved
@@ -118,7 +118,7 @@ def _grade_answers(seed, name):
                 cell.source = re.sub(pattern, replacement, cell.source)
         paths[label] = graded._submission(folder, label, nb)
     (zip_path,) = (folder / "autograder").glob(f"{name}-autograder_*.zip")
-    result = graded._run([sys.executable, "-c", graded.GRADE_SCRIPT, ROOT / "tools", zip_path, *paths.values()],
+    result = graded._run([sys.executable, "-c", graded.GRADE_SCRIPT, ROOT / "grading", zip_path, *paths.values()],
                          cwd=folder)
     assert result.returncode == 0, result.stderr[-3000:]
     scores = graded.json.loads(result.stdout.strip().splitlines()[-1])

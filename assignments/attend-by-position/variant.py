@@ -1,4 +1,4 @@
-"""A private variant of attend-by-position (tools/variant.py calls make_variant).
+"""A private variant of attend-by-position (grading/variant.py calls make_variant).
 
 The master states its setting as numbers in its text, its solutions and its tests: d_model 64,
 base 10000, 256 positions, a weight of 0.9, shifts up to 200, question 4's hidden setting
@@ -7,13 +7,13 @@ shifts of question 6. A variant draws other values and writes them everywhere th
 them, so that the public solutions (written for 64, 10000, 256, ...) answer other questions:
 their matrices have the wrong size, their defaults the wrong setting, their spread the wrong
 statistic. Every replacement must apply (an edit of the master that removes one stops the
-variant with its name), and tools/variant.py runs `otter assign`, which checks that the
+variant with its name), and grading/variant.py runs `otter assign`, which checks that the
 variant's own solutions pass its tests.
 """
 
 import numpy as np
 
-from variant import rewrite  # tools/variant.py
+from variant import rewrite  # grading/variant.py
 
 # The pools the parameters are drawn from; none holds the master's value.
 D_MODELS = (32, 48, 80, 96, 128)
@@ -35,7 +35,7 @@ STATISTICS = {
 }
 
 # The draws that decide each question's points where a variant differs from another
-# (tools/variant.py's odds(); the setting's filter in _setting is ignored there).
+# (grading/variant.py's odds(); the setting's filter in _setting is ignored there).
 DRAWS = {"q1": (D_MODELS, BASES), "q2": (D_MODELS, BASES, SEQ_LENS), "q3": (D_MODELS, BASES, SEQ_LENS, STATISTICS),
          "q4": (D_MODELS, BASES, SEQ_LENS, WEIGHTS, MAX_SHIFTS, HIDDEN), "q7": (D_MODELS, BASES)}
 

@@ -1,4 +1,4 @@
-"""A private variant of build-the-encoding (tools/variant.py calls make_variant).
+"""A private variant of build-the-encoding (grading/variant.py calls make_variant).
 
 The master's setting is the paper's base, 10000, the default argument of every function and
 the base of the public tests (which call the functions with their defaults). A variant draws
@@ -10,11 +10,11 @@ written for 10000, fail the tests that use the defaults, and every question has 
 
 import math
 
-from variant import rewrite  # tools/variant.py
+from variant import rewrite  # grading/variant.py
 
 BASES = (500, 2000, 5000, 20000, 50000)
 # The draws that decide each question's points where a variant differs from another
-# (tools/variant.py's odds()): the base, everywhere.
+# (grading/variant.py's odds()): the base, everywhere.
 DRAWS = {q: (BASES,) for q in ("q1", "q2", "q3", "q4")}
 
 

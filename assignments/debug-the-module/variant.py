@@ -13,7 +13,7 @@ must be gone, and every other bug must still be there, so that a module copied f
 
     python assignments/debug-the-module/variant.py      # rewrites the public master (PUBLIC)
 
-``make variant SEED=...`` (tools/variant.py) calls ``make_variant(master, rng)``: another set of
+``make variant SEED=...`` (grading/variant.py) calls ``make_variant(master, rng)``: another set of
 bugs (one per slot, six slots of seven, in another order, at most two of the public ones),
 another ``base`` (question 7's modules are written for it), and other names for the module's
 methods and attributes, so that the public answers do not drop into a variant unread.
@@ -34,7 +34,7 @@ MASTER = HERE / "debug-the-module.ipynb"
 
 
 def _checks():
-    """checks.py, beside this file (tools/variant.py loads this file by its path)."""
+    """checks.py, beside this file (grading/variant.py loads this file by its path)."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("debug_the_module_checks", HERE / "checks.py")
     module = importlib.util.module_from_spec(spec)
@@ -560,7 +560,7 @@ def draw(rng) -> tuple[dict, float, dict]:
 
 
 def make_variant(master, rng):
-    """The variant master notebook (see tools/variant.py): another draw of bugs, base and names."""
+    """The variant master notebook (see grading/variant.py): another draw of bugs, base and names."""
     while True:
         bugs, base, names = draw(rng)
         try:

@@ -1,4 +1,4 @@
-"""A private variant of experiment-positions (tools/variant.py calls make_variant).
+"""A private variant of experiment-positions (grading/variant.py calls make_variant).
 
 The trained numbers' thresholds of the tests were measured at the master's setting (16
 training tokens, 200 steps, RoPE at 64 tokens with bases 100 and 10000:
@@ -11,7 +11,7 @@ autograded points), whose function the hidden test runs at a seed drawn at gradi
 the same.
 """
 
-from variant import rewrite  # tools/variant.py
+from variant import rewrite  # grading/variant.py
 
 TEST_LENS = (24, 40, 48)
 # run_experiment's default seed: no trained number of the tests uses it (compare_encodings and
@@ -24,7 +24,7 @@ BATCHES = (3, 5, 6)
 SHUFFLE_SEEDS = (2, 3, 7)
 
 # The draws that decide each question's points where a variant differs from another (a friend's
-# answer to another secret's variant scores them when they are alike): tools/variant.py's odds().
+# answer to another secret's variant scores them when they are alike): grading/variant.py's odds().
 DRAWS = {"q1": (TEST_LENS, SEEDS), "q3": (SMALLEST_BASES,), "q4": (GAP_LENS, BATCHES, SHUFFLE_SEEDS)}
 
 

@@ -1,5 +1,5 @@
 """The feedback of a graded submission, from Otter's results: the scores, what a student may
-read (``feedback/``) and what the instructor reads (``details/``), for ``tools/grade.py``.
+read (``feedback/``) and what the instructor reads (``details/``), for ``grading/grade.py``.
 
 The feedback agrees with the grade: a question that lost points in a hidden test does not show
 Otter's "All test cases passed!" (which speaks of the public tests only) but says that the

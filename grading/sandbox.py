@@ -1,4 +1,4 @@
-"""The sandbox a submission's notebook runs in while ``tools/grade.py`` grades it.
+"""The sandbox a submission's notebook runs in while ``grading/grade.py`` grades it.
 
 Each submission's Jupyter kernel runs under bubblewrap (``bwrap``, the sandbox of Flatpak; the
 Debian and Ubuntu package ``bubblewrap``), which gives it:
@@ -17,7 +17,7 @@ Debian and Ubuntu package ``bubblewrap``), which gives it:
 - a process namespace of its own (``--unshare-pid``), whose init is bwrap's: when the kernel
   ends, or its grader kills bwrap (``--die-with-parent``), the init ends and Linux ends every
   process of the namespace with it, so a process the notebook starts (in a session of its own,
-  detached, ...) cannot outlive its grading; ``tools/sealed.py`` waits for that end before it
+  detached, ...) cannot outlive its grading; ``grading/sealed.py`` waits for that end before it
   answers;
 - a session of its own (``--new-session``) and an environment of a few variables (no
   ``PYTHONPATH`` but the assignment's, no ``JPY_PARENT_PID``).
@@ -248,7 +248,7 @@ def describe(kind: str) -> str:
     return "sandbox: Docker (otter grade: Otter-Grader's containers, no network)"
 
 
-if __name__ == "__main__":  # python tools/sandbox.py: which sandbox grading would use here
+if __name__ == "__main__":  # python grading/sandbox.py: which sandbox grading would use here
     try:
         print(json.dumps({"sandbox": choose()}))
     except SandboxMissing as error:

@@ -1,6 +1,6 @@
 """Hand-grading, question by question: the pages teaching assistants read and the sheets they fill.
 
-``make grade`` (``tools/grade.py``) keeps, for every submission, the cells of its written
+``make grade`` (``grading/grade.py``) keeps, for every submission, the cells of its written
 (``manual: true``) questions with the outputs the grader's run gave them
 (``results/<student>/answers.json``: ``keep``), then writes (``write``), in ``GRADES``:
 
@@ -29,7 +29,7 @@ above its rubric item's points, a column that is no item, or a written question 
 covers. The autograded columns are kept in ``grades-autograded.csv``, so merging again (a
 corrected sheet) starts from them.
 
-    python tools/manual.py GRADES_DIR SHEET [SHEET ...]
+    python grading/manual.py GRADES_DIR SHEET [SHEET ...]
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ NOTED = "manual-autograder.txt"
 
 
 def _tool(name: str):
-    """tools/<name>.py as a module (grade.py loads this file by path)."""
+    """grading/<name>.py as a module (grade.py loads this file by path)."""
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
         module = importlib.util.module_from_spec(spec)

@@ -8,7 +8,7 @@ them; not committed), and book/assignments/instructors.md includes it. For each 
 a table of its written questions with their points and the teaching assistants' minutes to
 grade them for a class (MINUTES_PER_POINT, CLASS), then each question's prompt and its rubric.
 
-    .venv/bin/python tools/rubrics.py [--output FILE]
+    .venv/bin/python grading/rubrics.py [--output FILE]
 """
 
 import argparse
@@ -102,7 +102,7 @@ def _points(value):
 
 def page(root=ROOT):
     """The markdown of every written question's rubric, assignment by assignment."""
-    lines = ["<!-- Written by tools/rubrics.py from the masters at every `make book`: edit the masters. -->", ""]
+    lines = ["<!-- Written by grading/rubrics.py from the masters at every `make book`: edit the masters. -->", ""]
     rows = []
     sections = []
     for master in masters(root):
@@ -119,7 +119,7 @@ def page(root=ROOT):
               "submission | " + " | ".join(f"A class of {n}" for n in CLASSES) + " |",
               "| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in CLASSES) + " |", *rows, "",
               f"(Read at {READ_WPM} words a minute, {ITEM_SECONDS} s per rubric item, {ANSWER_SECONDS} s "
-              "per answer, and each question's rubric read once; computed by tools/rubrics.py.)", ""]
+              "per answer, and each question's rubric read once; computed by grading/rubrics.py.)", ""]
     return "\n".join(lines + sections).rstrip() + "\n"
 
 

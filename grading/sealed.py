@@ -1,12 +1,12 @@
 """Grade submissions with their code and their grader in two processes: data crosses, code does not.
 
-    python tools/sealed.py < requests (one JSON line each) > answers (one JSON line each)
+    python grading/sealed.py < requests (one JSON line each) > answers (one JSON line each)
 
 This process is the *grader*: for each request it reads from its standard input (a notebook and
 the autograder's test files: Otter-Grader's exception-based format, ``tests/qN.py`` in the zip,
 which ``grade.py`` read from the zip once, before any submission ran), it starts a Jupyter
 kernel for that *submission* (``nbclient``) in the sandbox the request gives (the ``bwrap``
-command line of ``tools/sandbox.py``: the notebook's folder, the course's Python and the
+command line of ``grading/sandbox.py``: the notebook's folder, the course's Python and the
 assignment's part of posenc, no network, its own processes), talking to it over ZeroMQ's ``ipc``
 transport (socket files in a folder bound into the sandbox), runs the notebook's code cells
 there, and runs the tests here; then it kills the sandbox, waits until every process in it has
@@ -35,7 +35,7 @@ come back as stand-ins, which a test passes to the student's function from here 
 the call crossing with its handle only) and whose results it compares here. A helper must not
 hold an expected value, nor a name or docstring that gives it away.
 
-What the notebook may import of posenc is the assignment's environment (``tools/sandbox.py``):
+What the notebook may import of posenc is the assignment's environment (``grading/sandbox.py``):
 for build-the-encoding and debug-the-module a stand-in whose import raises "posenc is not
 available while grading"; the package's files are not in the sandbox, so no route (``sys.path``,
 ``importlib``, loading its files by their path, an attribute that keeps it) reaches them.
@@ -50,7 +50,7 @@ and the questions after it are graded there. The caller (``grade.py``) stops thi
 process, with the kernel, if a submission takes longer than its own limit, and starts a new
 grader for the next one.
 
-Resource limits (``tools/limits.py``): the kernel starts behind the launcher of limits.py
+Resource limits (``grading/limits.py``): the kernel starts behind the launcher of limits.py
 (rlimits, and the submission's pids and memory cgroups where they can be made); a cell that
 crosses one fails and the notebook goes on, a kernel killed by one ends the grading of its
 notebook; the answer's ``stopped`` names each limit met. The kernel runs without capabilities
@@ -93,7 +93,7 @@ from pathlib import Path
 import nbformat
 
 def _tool(name: str):
-    """tools/<name>.py, beside this file, as a module."""
+    """grading/<name>.py, beside this file, as a module."""
     import importlib.util
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
@@ -103,7 +103,7 @@ def _tool(name: str):
     return sys.modules[name]
 
 
-# Data between the two processes (tools/crossing.py): the same functions run on both sides,
+# Data between the two processes (grading/crossing.py): the same functions run on both sides,
 # KERNEL_SIDE sends their source to the kernel.
 crossing = _tool("crossing")
 _key, encode, decode, kernel_server = crossing._key, crossing.encode, crossing.decode, crossing.kernel_server
@@ -441,7 +441,7 @@ class Session:
 def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_timeout: float,
           sandbox: list[str], sockets: Path, skip: set[str], limits: dict | None = None) -> dict:
     """Run the notebook in a kernel of its own, in the sandbox (sandbox: the command line that
-    starts it; sockets: the folder of its ipc sockets) within limits (tools/limits.py: rlimits
+    starts it; sockets: the folder of its ipc sockets) within limits (grading/limits.py: rlimits
     and, where they can be made, cgroups), and the tests here; the results by question, with
     the limits the notebook ran into ("stopped"), once the sandbox and every process in it have
     ended."""
@@ -484,7 +484,7 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
     stopped += [bounds.name(limit) + {"memory": " (a process was killed)"}.get(limit, " (a process could not start)")
                 for limit in hits if not any(s.startswith(bounds.name(limit)) for s in stopped)]
     return {"questions": questions, "errors": errors[:20], "stopped": list(dict.fromkeys(stopped)),
-            "executed": session.nb}  # the notebook as it ran: tools/manual.py's pages
+            "executed": session.nb}  # the notebook as it ran: grading/manual.py's pages
 
 
 def _children(pid: int) -> list[int]:

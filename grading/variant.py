@@ -20,7 +20,7 @@ included, on the variant's solutions and fails when one fails). The same secret 
 variant master byte for byte; `make grade ASSIGNMENT=<a> SUBMISSIONS=<dir> VARIANT=<secret>`
 grades with the variant's autograder.
 
-    .venv/bin/python tools/variant.py --seed <secret> [--only <a> ...] [--no-assign]
+    .venv/bin/python grading/variant.py --seed <secret> [--only <a> ...] [--no-assign]
 """
 
 import argparse

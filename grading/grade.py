@@ -1,16 +1,16 @@
-"""Grade a class's notebooks sealed (``tools/sealed.py``), each in a sandbox (``tools/sandbox.py``).
+"""Grade a class's notebooks sealed (``grading/sealed.py``), each in a sandbox (``grading/sandbox.py``).
 
-    python tools/grade.py AUTOGRADER_ZIP SUBMISSIONS_DIR --output OUT_DIR [--jobs N] [--timeout S]
+    python grading/grade.py AUTOGRADER_ZIP SUBMISSIONS_DIR --output OUT_DIR [--jobs N] [--timeout S]
 
 Every ``*.ipynb`` under SUBMISSIONS_DIR is one student's submission; the student is named by the
 notebook's path relative to SUBMISSIONS_DIR without ``.ipynb`` (``alice/build-the-encoding``,
 or ``alice`` for ``alice.ipynb``). Each one is copied, under the assignment's own notebook name
 (so a renamed notebook is graded as if it had kept its name), into a private temporary folder
 of its own (only its notebook in it, removed as soon as it is graded) and graded sealed by a
-``tools/sealed.py`` process: the notebook runs in a Jupyter kernel of its own, the autograder's
+``grading/sealed.py`` process: the notebook runs in a Jupyter kernel of its own, the autograder's
 tests (read from the zip once, before any submission runs) run in that grader process on the
-values the notebook's functions return (see ``tools/sealed.py``); the kernel runs under
-bubblewrap (see ``tools/sandbox.py``), where it sees its folder, the course's Python and its
+values the notebook's functions return (see ``grading/sealed.py``); the kernel runs under
+bubblewrap (see ``grading/sandbox.py``), where it sees its folder, the course's Python and its
 assignment's part of posenc only, has no network, and ends with every process it started
 before the grader answers. ``--jobs`` grader processes
 run at a time (default: the machine's cores), each grading one submission after another, every
@@ -28,10 +28,10 @@ after removing what an earlier run left there:
   points possible, ``reason`` (why a notebook got 0: not a notebook, empty, no code cell, time
   limit, the grader failed, or the first failing test when every question scored 0; and first,
   the limit a notebook ran into, ``--limits``: "stopped: memory limit 2 GB (cell 12:
-  MemoryError)", see ``tools/limits.py``) and
+  MemoryError)", see ``grading/limits.py``) and
   ``review`` (code that can reach what the kernel measures: patched modules, ``sys.modules``,
   ``importlib``, ``eval``/``exec``, files opened, ...; and copies: answers that match the
-  published solutions or another submission, found with copydetect (``tools/review.py``):
+  published solutions or another submission, found with copydetect (``grading/review.py``):
   read those notebooks before trusting their grade);
 - ``OUT_DIR/feedback/<student>.txt``: feedback safe to return to the student: each question's
   score, the output of the public tests and, for a question that lost points in hidden tests
@@ -74,7 +74,7 @@ from pathlib import Path
 
 
 def _tool(name: str):
-    """tools/<name>.py as a module (this file runs as a script, and the tests load it by path)."""
+    """grading/<name>.py as a module (this file runs as a script, and the tests load it by path)."""
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
         module = importlib.util.module_from_spec(spec)
@@ -193,7 +193,7 @@ def _checks(cells: frozenset[str]) -> list[str]:
 
 
 class Grader:
-    """A ``tools/sealed.py`` process that grades submissions one after another (each notebook in
+    """A ``grading/sealed.py`` process that grades submissions one after another (each notebook in
     a kernel of its own), started when first asked and again after one it had to stop; in a
     private folder of its own under work (its working and temporary folder, removed by close).
     threads, when given, caps the CPU threads of its kernels (OMP_NUM_THREADS, which PyTorch and
@@ -288,7 +288,7 @@ class Grader:
 def grade_sealed(grade: Grade, notebook: Path, grader: Grader, tests: dict[str, str],
                  environment: Path, timeout: float, test_timeout: float, cell_timeout: float,
                  skip: list[str], bounds: limits.Limits | None = None) -> dict | None:
-    """Grade notebook with grader (tools/sealed.py), its kernel in the sandbox (with
+    """Grade notebook with grader (grading/sealed.py), its kernel in the sandbox (with
     environment: the assignment's part of posenc; the kernel's sockets in a folder beside the
     notebook's); the results in Otter's results.json format, or None (grade.reason says why)."""
     sockets = notebook.parent.parent / "s"  # short: a socket's path has at most 107 bytes
@@ -348,7 +348,7 @@ def grade_one(student: str, notebook: Path, name: str, tests: dict[str, str], wo
         report = grade_sealed(grade, copy, grader, tests, environment, timeout,
                               test_timeout, cell_timeout, _checks(given), bounds)
         executed = report.pop("executed", None) if report is not None else None
-        if keep is not None:  # the written answers, with the outputs of this run, for tools/manual.py
+        if keep is not None:  # the written answers, with the outputs of this run, for grading/manual.py
             manual.keep(keep, executed, notebook)
         if report is not None:
             read_results(grade, report)
@@ -421,7 +421,7 @@ def published(zip_path: Path) -> dict[str, Path]:
     beside = zip_path.parent / f"{name}.ipynb"
     found = {"the published solutions": public}
     if not public.is_file() or not beside.is_file() or beside.read_bytes() != public.read_bytes():
-        found["this variant's solutions"] = beside  # tools/review.py names what comes from them
+        found["this variant's solutions"] = beside  # grading/review.py names what comes from them
     return {label: path for label, path in found.items() if path.is_file()}
 
 
@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the share of one answer found in another that flags a copy (default 0.8)")
     parser.add_argument("--limits", default="",
                         help="what one submission may take, e.g. memory=2G,processes=64,cpu=600,disk=500M "
-                             "(default: those; see tools/limits.py)")
+                             "(default: those; see grading/limits.py)")
     parser.add_argument("--given", type=Path, default=None,
                         help="the student notebook as handed out: its cells are not flagged in "
                              "the CSV's review column")

@@ -5,7 +5,7 @@ name, code built at run time, files opened, ...), flagged, never scored.
 
 ``copies``: the answers of each submission compared, with copydetect (the winnowing
 fingerprints of MOSS, Schleimer et al. 2003), to the published solutions and to every other
-submission of the class; ``tools/grade.py`` writes the matches in the review column of
+submission of the class; ``grading/grade.py`` writes the matches in the review column of
 grades.csv ("copy of the published solutions (96%)", "copy of alice (91%)").
 
 A notebook's answers are its code cells that differ from the notebook as handed out (given:
@@ -47,7 +47,7 @@ _REVIEW_NAMES = {"sys.modules", "importlib", "__import__", "eval", "exec", "comp
                  "sys.settrace", "sys.setprofile", "sys._getframe", "posenc",
                  "getattr", "vars", "get_ipython", "sys.displayhook"}
 _SHOWN_ONLY = {"getattr", "vars"}   # not flagged inside a print(...): they only show a value there
-_ALLOWED = ("posenc.experiment",)   # experiment-positions trains with it (tools/sandbox.py's PROVIDED)
+_ALLOWED = ("posenc.experiment",)   # experiment-positions trains with it (grading/sandbox.py's PROVIDED)
 
 
 def constructs(path: Path, given: frozenset[str] = frozenset()) -> str:
@@ -119,7 +119,7 @@ def answers(notebook: Path, given: frozenset[str]) -> str:
 
 
 def _tool(name: str):
-    """tools/<name>.py as a module (this file also runs as a script)."""
+    """grading/<name>.py as a module (this file also runs as a script)."""
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
         module = importlib.util.module_from_spec(spec)
@@ -153,7 +153,7 @@ def copies(submissions: dict[str, Path], solutions: dict[str, Path], given: froz
     run = subprocess.run([sys.executable, __file__], input=json.dumps(request), capture_output=True,
                          text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     if run.returncode:
-        raise RuntimeError(f"tools/review.py failed: {run.stderr[-2000:]}")
+        raise RuntimeError(f"grading/review.py failed: {run.stderr[-2000:]}")
     answer = json.loads(run.stdout)
     flags = Flags(answer["flags"])
     flags.listing = answer["listing"]
@@ -177,7 +177,7 @@ def _notebook_cells(path: Path) -> list:
 
 
 def written(path: Path) -> dict[str, str]:
-    """{question: the markdown a notebook answers it with} (tools/manual.py's blocks), without
+    """{question: the markdown a notebook answers it with} (grading/manual.py's blocks), without
     Otter's placeholder and a model answer's rubric."""
     manual = _tool("manual")
     found = {}
@@ -261,7 +261,8 @@ def _copies(submissions: dict[str, Path], solutions: dict[str, Path], given: fro
     Students who match each other and not a common solution form groups: each student's flag
     names the others of the group. Written answers (the markdown of each manual question):
     sequences of PROSE_WORDS words (numbers as 0) against the published model answers and each
-    other, PROSE_THRESHOLD of one found in the other. And a notebook made for another variant
+    other (but two copies of the model answer, which it explains), PROSE_THRESHOLD of one found
+    in the other. And a notebook made for another variant
     (other_numbers)."""
     import numpy as np
     from copydetect import compare_files
@@ -330,14 +331,19 @@ def _copies(submissions: dict[str, Path], solutions: dict[str, Path], given: fro
     answers_of = {s: {q: _shingles(t) for q, t in written(p).items()} for s, p in submissions.items()}
     for question in sorted({q for found in answers_of.values() for q in found}):
         have = [s for s in submissions if question in answers_of[s]]
-        prose_pairs = {}
-        for i, a in enumerate(have):
+        prose_pairs, of_model = {}, set()
+        for a in have:
             mine = answers_of[a][question]
             if question in models and _prose_share(mine, models[question]) >= PROSE_THRESHOLD:
+                of_model.add(a)
                 value = _prose_share(mine, models[question])
                 flags[a] = "; ".join(f for f in (flags.get(a), f"written {question}: the published model answer ({value:.0%})") if f)
                 lines.append(f"Written {question}, the published model answer: {a} ({value:.0%} of the answer)")
+        for i, a in enumerate(have):
+            mine = answers_of[a][question]
             for b in have[i + 1:]:
+                if a in of_model and b in of_model:
+                    continue  # both copy the model answer: that explains their match
                 value = max(_prose_share(mine, answers_of[b][question]), _prose_share(answers_of[b][question], mine))
                 if value >= PROSE_THRESHOLD:
                     prose_pairs[(a, b)] = value

@@ -1,6 +1,6 @@
 """What one submission may take while it is graded: memory, processes, CPU time and disk.
 
-    python tools/grade.py ... --limits "memory=2G,processes=64,cpu=600,disk=500M"
+    python grading/grade.py ... --limits "memory=2G,processes=64,cpu=600,disk=500M"
     make grade ... LIMITS="memory=2G,processes=64,cpu=600,disk=500M"
 
 The defaults (``Limits()``) and why: a course notebook (the solutions, PyTorch's training in
@@ -30,7 +30,7 @@ either way ``grades.csv``'s reason names the limit ("stopped: memory limit 2 GB 
 other submission of the run is graded as usual.
 
 Run as a script (``python limits.py SPEC CGROUP... -- COMMAND``), this file is the launcher that
-``tools/sealed.py`` puts in front of the sandbox's command line: it joins the cgroups, sets the
+``grading/sealed.py`` puts in front of the sandbox's command line: it joins the cgroups, sets the
 rlimits and executes COMMAND (bwrap), whose processes inherit both.
 """
 

@@ -1,4 +1,4 @@
-"""The data that crosses between a graded notebook's kernel and its grader (``tools/sealed.py``):
+"""The data that crosses between a graded notebook's kernel and its grader (``grading/sealed.py``):
 JSON, with arrays as .npy bytes (no pickles) in base64, and any other object as a handle that
 the kernel keeps. The same functions run on both sides: ``sealed.KERNEL_SIDE`` sends their
 source to the kernel, where ``kernel_server`` answers the grader's requests.
