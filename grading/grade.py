@@ -55,7 +55,6 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
-import importlib.util
 import json
 import os
 import queue
@@ -73,21 +72,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def _tool(name: str):
-    """grading/<name>.py as a module (this file runs as a script, and the tests load it by path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-sandbox = _tool("sandbox")
-review = _tool("review")
-manual = _tool("manual")  # the written questions' pages and score sheets
-limits = _tool("limits")
-feedback = _tool("feedback")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # grading/'s scripts import each other by name
+import feedback  # noqa: E402
+import limits  # noqa: E402
+import manual  # noqa: E402  (the written questions' pages and score sheets)
+import review  # noqa: E402
+import sandbox  # noqa: E402
 read_results = feedback.read_results
 
 

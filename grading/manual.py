@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import csv
 import html
-import importlib.util
 import json
 import random
 import re
@@ -55,17 +54,8 @@ AUTOGRADED = "grades-autograded.csv"
 NOTED = "manual-autograder.txt"
 
 
-def _tool(name: str):
-    """grading/<name>.py as a module (grade.py loads this file by path)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-rubrics = _tool("rubrics")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # grading/'s scripts import each other by name
+import rubrics  # noqa: E402
 
 
 @dataclass

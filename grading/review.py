@@ -20,7 +20,6 @@ answers written independently can match too.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import os
 import re
@@ -28,6 +27,9 @@ import subprocess
 import sys
 from io import StringIO
 from pathlib import Path
+
+# grading/'s scripts import each other by name (manual, lazily)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 THRESHOLD = 0.8       # the share of one answer's code found in the other
 NOISE = 25            # copydetect's noise threshold: matches shorter than this are ignored
@@ -118,16 +120,6 @@ def answers(notebook: Path, given: frozenset[str]) -> str:
     return "\n\n".join(code)
 
 
-def _tool(name: str):
-    """grading/<name>.py as a module (this file also runs as a script)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def _fingerprint(code: str, boilerplate=None):
     from copydetect import CodeFingerprint
     return CodeFingerprint("answers.py", NOISE, GUARANTEE - NOISE + 1, boilerplate=boilerplate,
@@ -179,7 +171,7 @@ def _notebook_cells(path: Path) -> list:
 def written(path: Path) -> dict[str, str]:
     """{question: the markdown a notebook answers it with} (grading/manual.py's blocks), without
     Otter's placeholder and a model answer's rubric."""
-    manual = _tool("manual")
+    import manual  # grading/manual.py (it imports this file's siblings)
     found = {}
     for question, cells in manual.answer_cells(_notebook_cells(path)).items():
         text = "\n".join("".join(c.get("source") or "") for c in cells if c.get("cell_type") == "markdown")

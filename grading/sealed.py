@@ -92,20 +92,11 @@ from pathlib import Path
 
 import nbformat
 
-def _tool(name: str):
-    """grading/<name>.py, beside this file, as a module."""
-    import importlib.util
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
 
 # Data between the two processes (grading/crossing.py): the same functions run on both sides,
 # KERNEL_SIDE sends their source to the kernel.
-crossing = _tool("crossing")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # grading/'s scripts import each other by name
+import crossing  # noqa: E402
 _key, encode, decode, kernel_server = crossing._key, crossing.encode, crossing.decode, crossing.kernel_server
 
 
@@ -445,7 +436,7 @@ def grade(tests: dict[str, str], notebook: Path, *, test_timeout: float, cell_ti
     and, where they can be made, cgroups), and the tests here; the results by question, with
     the limits the notebook ran into ("stopped"), once the sandbox and every process in it have
     ended."""
-    limiting = _tool("limits")
+    import limits as limiting
     bounds = limiting.Limits(**limits) if limits else limiting.Limits()
     cgroups = limiting.Cgroups(f"posenc-grade-{os.getpid()}-{sockets.parent.name}", bounds)
     files = test_files(tests)

@@ -105,6 +105,23 @@ def _check_tensor_offset(offset: torch.Tensor) -> torch.Tensor:
     return offset
 
 
+def _check_x_and_ids(x, position_ids, shapes: str) -> None:
+    """The arguments of a ``transformers``-style rotary ``forward(x, position_ids)``
+    (:class:`~posenc.pytorch.HFRotaryEmbedding`, :class:`~posenc.pytorch.HFMultimodalRotaryEmbedding`):
+    ``x`` a floating-point tensor (only its dtype and device are read), ``position_ids`` an
+    integer tensor; ``shapes`` names the shapes the caller takes, for the message."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point torch.Tensor (its dtype and device are "
+                        f"read), got {type(x).__name__}"
+                        + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else ""))
+    if (not isinstance(position_ids, torch.Tensor) or position_ids.dtype == torch.bool
+            or position_ids.is_floating_point() or position_ids.is_complex()):
+        raise TypeError(f"position_ids must be an integer torch.Tensor{shapes}, got "
+                        + (f"a tensor of dtype {position_ids.dtype}"
+                           if isinstance(position_ids, torch.Tensor)
+                           else type(position_ids).__name__))
+
+
 def _check_batch(name: str, x, width_name: str) -> None:
     """Check that ``x`` is a floating-point tensor of shape ``(..., seq_len, width_name)``.
 

@@ -16,6 +16,7 @@ from torch import nn
 from .._validate import keyword_max_len
 from ..hf_config import rope_config, rope_layer_types
 from .mrope import HFMultimodalRotaryEmbedding
+from ._tables import _check_x_and_ids
 from .rotary import RotaryEmbedding
 
 
@@ -149,16 +150,7 @@ class HFRotaryEmbedding(nn.Module):
                              f"layer_type={layer_type!r}")
         else:
             rotary = self.rotary
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise TypeError(f"x must be a floating-point torch.Tensor (its dtype and device are "
-                            f"read), got {type(x).__name__}"
-                            + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else ""))
-        if (not isinstance(position_ids, torch.Tensor) or position_ids.dtype == torch.bool
-                or position_ids.is_floating_point() or position_ids.is_complex()):
-            raise TypeError("position_ids must be an integer torch.Tensor, e.g. (batch, "
-                            "seq_len), got " + (f"a tensor of dtype {position_ids.dtype}"
-                                                if isinstance(position_ids, torch.Tensor)
-                                                else type(position_ids).__name__))
+        _check_x_and_ids(x, position_ids, ", e.g. (batch, seq_len)")
         work = rotary._table_dtype(x.dtype)
         positions = position_ids.long()
         if rotary._dynamic:

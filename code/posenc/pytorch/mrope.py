@@ -17,6 +17,7 @@ from torch import nn
 from .._validate import keyword_max_len
 from ..mrope import check_mrope_section, mrope_pair_axes
 from ..rope_scaling import rope_config
+from ._tables import _check_x_and_ids
 from .rotary import RotaryEmbedding
 
 #: The ``model_type`` of each family this module reproduces, with its layout
@@ -59,17 +60,7 @@ def _read(config) -> tuple[dict, tuple, bool]:
 
 def _check_inputs(x, position_ids) -> torch.Tensor:
     """Check ``forward``'s arguments; return the ids as ``(3, batch, seq_len)`` int64."""
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point torch.Tensor (its dtype and device are "
-                        f"read), got {type(x).__name__}"
-                        + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else ""))
-    if (not isinstance(position_ids, torch.Tensor) or position_ids.dtype == torch.bool
-            or position_ids.is_floating_point() or position_ids.is_complex()):
-        raise TypeError("position_ids must be an integer torch.Tensor of shape (3, batch, "
-                        "seq_len) or (batch, seq_len), got "
-                        + (f"a tensor of dtype {position_ids.dtype}"
-                           if isinstance(position_ids, torch.Tensor)
-                           else type(position_ids).__name__))
+    _check_x_and_ids(x, position_ids, " of shape (3, batch, seq_len) or (batch, seq_len)")
     if position_ids.dim() == 2:
         position_ids = position_ids[None]
     if position_ids.dim() != 3 or position_ids.shape[0] not in (1, 3):
