@@ -122,6 +122,16 @@ def _check_x_and_ids(x, position_ids, shapes: str) -> None:
                            else type(position_ids).__name__))
 
 
+def _half_layout(sin: torch.Tensor, cos: torch.Tensor, factor: float, dtype: torch.dtype):
+    """``(cos, sin)`` as ``transformers``' rotary modules return them: each pair's value twice,
+    ``torch.cat((angles, angles), -1)`` (the half layout), times the attention factor (YaRN's),
+    in ``dtype``."""
+    cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
+    if factor != 1.0:
+        cos, sin = cos * factor, sin * factor
+    return cos.to(dtype), sin.to(dtype)
+
+
 def _check_batch(name: str, x, width_name: str) -> None:
     """Check that ``x`` is a floating-point tensor of shape ``(..., seq_len, width_name)``.
 

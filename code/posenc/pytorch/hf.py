@@ -16,7 +16,7 @@ from torch import nn
 from .._validate import keyword_max_len
 from ..hf_config import rope_config, rope_layer_types
 from .mrope import HFMultimodalRotaryEmbedding
-from ._tables import _check_x_and_ids
+from ._tables import _check_x_and_ids, _half_layout
 from .rotary import RotaryEmbedding
 
 
@@ -158,10 +158,7 @@ class HFRotaryEmbedding(nn.Module):
         else:
             rows = rotary._rows_at(positions, work, x.device)
         sin, cos = rows[..., 0::2], rows[..., 1::2]
-        cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
-        if rotary.attention_factor != 1.0:
-            cos, sin = cos * rotary.attention_factor, sin * rotary.attention_factor
-        return cos.to(x.dtype), sin.to(x.dtype)
+        return _half_layout(sin, cos, rotary.attention_factor, x.dtype)
 
     def extra_repr(self) -> str:
         return (f"head_dim={self.head_dim}, rope_type={self.rope_type!r}"

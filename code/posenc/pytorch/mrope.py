@@ -17,7 +17,7 @@ from torch import nn
 from .._validate import keyword_max_len
 from ..mrope import check_mrope_section, mrope_pair_axes
 from ..rope_scaling import rope_config
-from ._tables import _check_x_and_ids
+from ._tables import _check_x_and_ids, _half_layout
 from .rotary import RotaryEmbedding
 
 #: The ``model_type`` of each family this module reproduces, with its layout
@@ -158,10 +158,7 @@ class HFMultimodalRotaryEmbedding(nn.Module):
         sin, cos = rows[..., 0::2] * sign, rows[..., 1::2]       # (3, batch, seq_len, pairs)
         pick = self.pair_axes.to(x.device).expand(1, *cos.shape[1:])
         cos, sin = cos.gather(0, pick)[0], sin.gather(0, pick)[0]
-        cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
-        if self.attention_scaling != 1.0:
-            cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
-        return cos.to(x.dtype), sin.to(x.dtype)
+        return _half_layout(sin, cos, self.attention_scaling, x.dtype)
 
     def extra_repr(self) -> str:
         return (f"head_dim={self.head_dim}, rope_type={self.rope_type!r}, "
